@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "detectors/card_ref.h"
+#include "detectors/card_state.h"
+
+namespace fraud::detectors {
+
+// Where one partition's card states live, as the detector sees them. The detector owns the
+// rule; an implementation owns only storage (state/: in memory, or RocksDB behind a cache).
+// Declared here, beside its only caller, so that detectors/ depends on nothing of ours.
+//
+// A pointer or reference returned by a call is valid until the next call on the store.
+// Not thread-safe: one partition worker uses its store at a time.
+class CardStore {
+ public:
+  virtual ~CardStore() = default;
+
+  // The card's state, or nullptr when the card holds none.
+  [[nodiscard]] virtual const CardState* find(const CardRef& card_ref) = 0;
+  // The card's state for changing, empty when the card held none. The store treats the card as
+  // changed from this call on.
+  [[nodiscard]] virtual CardState& modify(const CardRef& card_ref) = 0;
+  // Drops the card's state: it holds no events and no open incident.
+  virtual void erase(const CardRef& card_ref) = 0;
+
+  [[nodiscard]] virtual size_t cardCount() const = 0;
+  // Visits every card held, in no particular order.
+  virtual void forEach(const std::function<void(const CardRef&, const CardState&)>& visit) = 0;
+};
+
+}  // namespace fraud::detectors

@@ -1,0 +1,169 @@
+#include "service/replay.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "detectors/alert.h"
+#include "detectors/partition_detector.h"
+#include "detectors/record_codec.h"
+#include "state/memory_card_store.h"
+
+namespace fraud::service {
+namespace {
+
+constexpr size_t kReadChunk = 4 << 20;
+constexpr size_t kWriteChunk = 1 << 20;
+
+int64_t wallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// SPEC §6: a line that is empty or holds only spaces, tabs and a final CR is not a record.
+bool isBlank(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+std::string describeErrno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+class OutputFile {
+ public:
+  explicit OutputFile(int fd) : fd_(fd) {}
+  std::string& buffer() { return buffer_; }
+  [[nodiscard]] bool flushIfFull() { return buffer_.size() < kWriteChunk || flush(); }
+  [[nodiscard]] bool flush() {
+    size_t done = 0;
+    while (done < buffer_.size()) {
+      const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    buffer_.clear();
+    return true;
+  }
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+class ProgressReporter {
+ public:
+  explicit ProgressReporter(bool enabled)
+      : enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+  void maybeReport(const detectors::OutcomeCounts& counts) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "replay: %llu records, %.0f records/s, %llu alerts\n",
+                 static_cast<unsigned long long>(counts.records), counts.records / seconds,
+                 static_cast<unsigned long long>(counts.alerts));
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
+ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher& hasher) {
+  ReplayResult result;
+  int in_fd = STDIN_FILENO;
+  if (options.input != "-") {
+    in_fd = ::open(options.input.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in_fd < 0) {
+      result.error = describeErrno("cannot open input " + options.input);
+      return result;
+    }
+    ::posix_fadvise(in_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  int out_fd = STDOUT_FILENO;
+  if (options.output != "-") {
+    out_fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out_fd < 0) {
+      result.error = describeErrno("cannot open output " + options.output);
+      if (in_fd != STDIN_FILENO) ::close(in_fd);
+      return result;
+    }
+  }
+
+  state::MemoryCardStore store;
+  detectors::PartitionDetector detector(options.detector, store);
+  detectors::RecordDecoder decoder;
+  OutputFile output(out_fd);
+  ProgressReporter progress(options.progress);
+  auto& counts = result.counts;
+
+  auto processLine = [&](std::string_view line) {
+    if (isBlank(line)) return;
+    const auto decoded = decoder.decode(line);
+    if (!decoded.ok()) {
+      counts.countRejected(*decoded.rejected);
+      return;
+    }
+    auto processed = detector.process(hasher.hash(decoded.tx.card), decoded.tx);
+    counts.count(processed);
+    if (processed.alert) {
+      const auto key = detectors::AlertKey::of(*processed.alert);
+      detectors::appendAlertJson(output.buffer(), *processed.alert, key, options.detector,
+                                 wallClockMs());
+      output.buffer().push_back('\n');
+    }
+  };
+
+  std::vector<char> chunk(kReadChunk);
+  size_t carried = 0;  // bytes of an unfinished line at the front of `chunk`
+  while (true) {
+    if (carried == chunk.size()) chunk.resize(chunk.size() * 2);  // a line longer than a chunk
+    const ssize_t n = ::read(in_fd, chunk.data() + carried, chunk.size() - carried);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      result.error = describeErrno("cannot read input " + options.input);
+      break;
+    }
+    if (n == 0) {
+      if (carried > 0) processLine(std::string_view(chunk.data(), carried));
+      break;
+    }
+    const char* begin = chunk.data();
+    const char* end = chunk.data() + carried + n;
+    while (true) {
+      const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', end - begin));
+      if (newline == nullptr) break;
+      processLine(std::string_view(begin, newline - begin));
+      begin = newline + 1;
+    }
+    carried = static_cast<size_t>(end - begin);
+    std::memmove(chunk.data(), begin, carried);
+    if (!output.flushIfFull()) {
+      result.error = describeErrno("cannot write output " + options.output);
+      break;
+    }
+    progress.maybeReport(counts);
+  }
+
+  if (!result.error && !output.flush()) {
+    result.error = describeErrno("cannot write output " + options.output);
+  }
+  if (in_fd != STDIN_FILENO) ::close(in_fd);
+  if (out_fd != STDOUT_FILENO && ::close(out_fd) != 0 && !result.error) {
+    result.error = describeErrno("cannot write output " + options.output);
+  }
+  return result;
+}
+
+}  // namespace fraud::service
