@@ -1,0 +1,270 @@
+#include "loadgen/record_format.h"
+
+#include <charconv>
+
+namespace fraud::loadgen {
+namespace {
+
+using detectors::RejectReason;
+
+void appendInt(std::string& out, int64_t value) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, end);
+}
+
+void appendDigits(std::string& out, int64_t value, int width) {
+  char buf[8];
+  for (int i = width - 1; i >= 0; --i) {
+    buf[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out.append(buf, static_cast<size_t>(width));
+}
+
+// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's civil_from_days).
+void civilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+}
+
+void appendQuoted(std::string& out, std::string_view text) {
+  out.push_back('"');
+  out.append(text);
+  out.push_back('"');
+}
+
+void appendCountry(std::string& out, const TransactionFields& f) {
+  out.push_back('"');
+  for (char c : f.country.view()) {
+    out.push_back(f.lowercase_country ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  out.push_back('"');
+}
+
+void appendEventTime(std::string& out, const TransactionFields& f) {
+  switch (f.time_format) {
+    case TimeFormat::kEpochMillis:
+      appendInt(out, f.event_time);
+      return;
+    case TimeFormat::kRfc3339Utc:
+      out.push_back('"');
+      appendRfc3339(out, f.event_time, 0);
+      out.push_back('"');
+      return;
+    case TimeFormat::kRfc3339Offset:
+      out.push_back('"');
+      appendRfc3339(out, f.event_time, 60);
+      out.push_back('"');
+      return;
+  }
+}
+
+void appendAmount(std::string& out, int64_t cents) {
+  appendInt(out, cents / 100);
+  out.push_back('.');
+  appendDigits(out, cents % 100, 2);
+}
+
+// Which required fields a malformation leaves out or replaces.
+struct Edits {
+  bool omit_tx_id = false;
+  bool omit_card = false;
+  bool omit_country = false;
+  bool omit_event_time = false;
+  std::string_view tx_id_raw;       // replaces the tx_id value when set
+  std::string_view card_raw;        // replaces the card value when set
+  std::string_view country_raw;     // replaces the country value when set
+  std::string_view event_time_raw;  // replaces the event_time value when set
+  std::string_view amount_raw;      // replaces the amount value when set
+  std::string_view merchant_raw;    // replaces the merchant value when set
+};
+
+void appendWithEdits(std::string& out, const TransactionFields& f, const Edits& e) {
+  out.push_back('{');
+  bool first = true;
+  auto field = [&](std::string_view name) {
+    if (!first) out.push_back(',');
+    first = false;
+    out.push_back('"');
+    out.append(name);
+    out.append("\":");
+  };
+  if (!e.omit_tx_id) {
+    field("tx_id");
+    if (!e.tx_id_raw.empty()) {
+      out.append(e.tx_id_raw);
+    } else {
+      appendQuoted(out, f.tx_id);
+    }
+  }
+  if (!e.omit_card) {
+    field("card");
+    if (!e.card_raw.empty()) {
+      out.append(e.card_raw);
+    } else {
+      appendQuoted(out, f.card);
+    }
+  }
+  if (!e.omit_country) {
+    field("country");
+    if (!e.country_raw.empty()) {
+      out.append(e.country_raw);
+    } else {
+      appendCountry(out, f);
+    }
+  }
+  if (!e.omit_event_time) {
+    field("event_time");
+    if (!e.event_time_raw.empty()) {
+      out.append(e.event_time_raw);
+    } else {
+      appendEventTime(out, f);
+    }
+  }
+  field("amount");
+  if (!e.amount_raw.empty()) {
+    out.append(e.amount_raw);
+  } else {
+    appendAmount(out, f.amount_cents);
+  }
+  field("currency");
+  appendQuoted(out, f.currency);
+  field("merchant");
+  if (!e.merchant_raw.empty()) {
+    out.append(e.merchant_raw);
+  } else {
+    out.append("\"m-");
+    appendDigits(out, f.merchant, 6);
+    out.push_back('"');
+  }
+  out.push_back('}');
+}
+
+}  // namespace
+
+void appendRfc3339(std::string& out, detectors::EventTime ms, int offset_minutes) {
+  const int64_t local = ms + int64_t{offset_minutes} * 60'000;
+  const int64_t days = local / 86'400'000;
+  int64_t rest = local % 86'400'000;
+  int64_t y = 0, m = 0, d = 0;
+  civilFromDays(days, y, m, d);
+  appendDigits(out, y, 4);
+  out.push_back('-');
+  appendDigits(out, m, 2);
+  out.push_back('-');
+  appendDigits(out, d, 2);
+  out.push_back('T');
+  appendDigits(out, rest / 3'600'000, 2);
+  rest %= 3'600'000;
+  out.push_back(':');
+  appendDigits(out, rest / 60'000, 2);
+  rest %= 60'000;
+  out.push_back(':');
+  appendDigits(out, rest / 1000, 2);
+  out.push_back('.');
+  appendDigits(out, rest % 1000, 3);
+  if (offset_minutes == 0) {
+    out.push_back('Z');
+    return;
+  }
+  const int magnitude = offset_minutes < 0 ? -offset_minutes : offset_minutes;
+  out.push_back(offset_minutes < 0 ? '-' : '+');
+  appendDigits(out, magnitude / 60, 2);
+  out.push_back(':');
+  appendDigits(out, magnitude % 60, 2);
+}
+
+void appendRecordJson(std::string& out, const TransactionFields& fields) {
+  appendWithEdits(out, fields, Edits{});
+}
+
+RejectReason rejectReasonOf(Malformation malformation) {
+  switch (malformation) {
+    case Malformation::kTruncated:
+    case Malformation::kNanAmount:
+    case Malformation::kLoneSurrogate:
+    case Malformation::kTrailingBytes:
+    case Malformation::kNotAnObject:
+      return RejectReason::kInvalidJson;
+    case Malformation::kMissingTxId:
+    case Malformation::kMissingCard:
+    case Malformation::kMissingCountry:
+    case Malformation::kMissingEventTime:
+      return RejectReason::kMissingField;
+    case Malformation::kBadCountry:
+    case Malformation::kFractionalTime:
+    case Malformation::kShortCard:
+    case Malformation::kImpossibleDate:
+    case Malformation::kNullTxId:
+      return RejectReason::kInvalidField;
+  }
+  return RejectReason::kInvalidJson;
+}
+
+void appendMalformedRecord(std::string& out, const TransactionFields& fields,
+                           Malformation malformation, uint64_t cut) {
+  Edits e;
+  switch (malformation) {
+    case Malformation::kTruncated: {
+      // Any proper prefix of an object lacks its closing brace; keep at least the opening one.
+      const size_t begin = out.size();
+      appendWithEdits(out, fields, e);
+      const size_t length = out.size() - begin;
+      out.resize(begin + 1 + cut % (length - 1));
+      return;
+    }
+    case Malformation::kNanAmount:
+      e.amount_raw = "NaN";
+      break;
+    case Malformation::kLoneSurrogate:
+      e.merchant_raw = "\"m-\\ud800\"";
+      break;
+    case Malformation::kTrailingBytes:
+      appendWithEdits(out, fields, e);
+      out.append(",{}");
+      return;
+    case Malformation::kNotAnObject:
+      out.push_back('[');
+      appendWithEdits(out, fields, e);
+      out.push_back(']');
+      return;
+    case Malformation::kMissingTxId:
+      e.omit_tx_id = true;
+      break;
+    case Malformation::kMissingCard:
+      e.omit_card = true;
+      break;
+    case Malformation::kMissingCountry:
+      e.omit_country = true;
+      break;
+    case Malformation::kMissingEventTime:
+      e.omit_event_time = true;
+      break;
+    case Malformation::kBadCountry:
+      e.country_raw = "\"D1\"";
+      break;
+    case Malformation::kFractionalTime:
+      e.event_time_raw = "1700000000000.5";
+      break;
+    case Malformation::kShortCard:
+      e.card_raw = "\"123\"";
+      break;
+    case Malformation::kImpossibleDate:
+      e.event_time_raw = "\"2023-02-30T10:00:00Z\"";
+      break;
+    case Malformation::kNullTxId:
+      e.tx_id_raw = "null";
+      break;
+  }
+  appendWithEdits(out, fields, e);
+}
+
+}  // namespace fraud::loadgen
