@@ -1,4 +1,5 @@
 // fraud-detector: the live service (`run`) and the offline detector (`replay`).
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include "detectors/card_ref.h"
 #include "service/card_hash_key.h"
 #include "service/replay.h"
+#include "service/run.h"
 #include "service/version.h"
 
 namespace {
@@ -79,6 +81,14 @@ int main(int argc, char** argv) {
                        "Print progress to stderr every second (default: when stderr is a "
                        "terminal)");
 
+  fraud::service::ServiceConfig run;
+  auto* run_cmd = app.add_subcommand(
+      "run",
+      "Run the live service: consume the transactions topic in a consumer group, keep card "
+      "state in RocksDB, write alerts and dead letters to Kafka. Every flag has a FRAUD_* "
+      "environment variable (a flag wins); see docs/configuration.md.");
+  fraud::service::addRunFlags(*run_cmd, run);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -86,6 +96,15 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  if (*run_cmd) {
+    // Blocked before any thread starts, so that only the service's signal thread sees them.
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    return fraud::service::runService(run);
+  }
   if (*replay_cmd) {
     if (replay_cmd->count("--progress") == 0) replay.progress = ::isatty(STDERR_FILENO) != 0;
     return replayMain(replay, replay_key_file);

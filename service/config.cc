@@ -1,0 +1,214 @@
+#include "service/config.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fstream>
+
+namespace fraud::service {
+namespace {
+
+std::string trim(std::string s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t\r");
+  return s.substr(first, last - first + 1);
+}
+
+// Splits KEY=VALUE; nothing when there is no '=' or the key is empty.
+std::optional<std::pair<std::string, std::string>> property(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) return std::nullopt;
+  auto key = trim(text.substr(0, eq));
+  if (key.empty()) return std::nullopt;
+  return std::pair{key, trim(text.substr(eq + 1))};
+}
+
+bool validTopicName(const std::string& name) {
+  if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "fraud-detector";
+  return buf;
+}
+
+}  // namespace
+
+void ServiceConfig::resolveDefaults() {
+  if (changelog_topic.empty()) changelog_topic = group_id + ".state-changelog";
+  if (instance_id.empty()) instance_id = hostName();
+}
+
+std::vector<std::string> ServiceConfig::validate() const {
+  std::vector<std::string> problems;
+  auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
+  if (brokers.empty() && !embedded_kafka) add("--brokers (FRAUD_BROKERS) is required");
+  if (embedded_partitions < 1 || embedded_partitions > 1024) {
+    add("--embedded-partitions must be 1..1024, got " + std::to_string(embedded_partitions));
+  }
+  for (const auto& [flag, topic] :
+       {std::pair{"--input-topic", input_topic}, std::pair{"--alerts-topic", alerts_topic},
+        std::pair{"--dlq-topic", dlq_topic}, std::pair{"--changelog-topic", changelog_topic}}) {
+    if (!validTopicName(topic)) {
+      add(std::string(flag) + " '" + topic +
+          "' is not a Kafka topic name (1..249 of [a-zA-Z0-9._-])");
+    }
+  }
+  if (input_topic == alerts_topic || input_topic == dlq_topic || alerts_topic == dlq_topic ||
+      changelog_topic == input_topic || changelog_topic == alerts_topic ||
+      changelog_topic == dlq_topic) {
+    add("the input, alerts, dead-letter and changelog topics must all differ");
+  }
+  if (group_id.empty()) add("--group-id must not be empty");
+  if (instance_id.empty()) add("--instance-id must not be empty");
+  if (auto_offset_reset != "earliest" && auto_offset_reset != "latest") {
+    add("--auto-offset-reset must be 'earliest' or 'latest', got '" + auto_offset_reset + "'");
+  }
+  for (auto& problem : state.validate()) add(problem);
+  for (auto& problem : detector.validate()) add(problem);
+  if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
+    add("--max-future-skew-ms must be 0.." + std::to_string(detectors::kMaxEventTime));
+  }
+  if (commit_interval_ms < 10 || commit_interval_ms > 60'000) {
+    add("--commit-interval-ms must be 10..60000, got " + std::to_string(commit_interval_ms));
+  }
+  if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
+    add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
+  }
+  if (http_port < 0 || http_port > 65535) {
+    add("--http-port must be 0..65535, got " + std::to_string(http_port));
+  }
+  if (ready_max_lag < 0) add("--ready-max-lag must be >= 0");
+  if (partitioner != "crc32" && partitioner != "murmur2") {
+    add("--partitioner must be 'crc32' or 'murmur2', got '" + partitioner + "'");
+  }
+  if (!peer_url_template.empty() && peer_url_template.find("{member}") == std::string::npos) {
+    add("--peer-url-template must contain {member}");
+  }
+  if (tls_cert_file.has_value() != tls_key_file.has_value()) {
+    add("--tls-cert-file and --tls-key-file go together");
+  }
+  if (log_format != "text" && log_format != "json") {
+    add("--log-format must be 'text' or 'json', got '" + log_format + "'");
+  }
+  static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",
+                                                   "error", "critical", "off"};
+  if (std::find(kLevels.begin(), kLevels.end(), log_level) == kLevels.end()) {
+    add("--log-level must be one of trace, debug, info, warn, error, critical, off");
+  }
+  for (const auto& text : kafka_overrides) {
+    if (!property(text)) add("--kafka expects KEY=VALUE, got '" + text + "'");
+  }
+  return problems;
+}
+
+std::map<std::string, std::string> kafkaProperties(const ServiceConfig& config,
+                                                   std::vector<std::string>& problems) {
+  std::map<std::string, std::string> properties;
+  if (config.kafka_config_file) {
+    std::ifstream in(*config.kafka_config_file);
+    if (!in) {
+      problems.push_back("cannot read --kafka-config " + *config.kafka_config_file);
+    }
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const auto text = trim(line);
+      if (text.empty() || text[0] == '#' || text[0] == '!') continue;
+      if (const auto kv = property(text)) {
+        properties[kv->first] = kv->second;
+      } else {
+        problems.push_back(*config.kafka_config_file + ":" + std::to_string(number) +
+                           ": expected key=value");
+      }
+    }
+  }
+  for (const auto& text : config.kafka_overrides) {
+    if (const auto kv = property(text)) properties[kv->first] = kv->second;
+  }
+  return properties;
+}
+
+void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
+  auto opt = [&cmd](const std::string& name, auto& value, const std::string& help) {
+    std::string env = "FRAUD_";
+    for (char ch : name.substr(2)) env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
+    return cmd.add_option(name, value, help)->envname(env);
+  };
+  auto flag = [&cmd](const std::string& name, bool& value, const std::string& help) {
+    std::string env = "FRAUD_";
+    for (char ch : name.substr(2)) env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
+    return cmd.add_flag(name, value, help)->envname(env);
+  };
+  opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
+  flag("--embedded-kafka", c.embedded_kafka,
+       "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT)");
+  opt("--embedded-partitions", c.embedded_partitions, "Input partitions of the embedded cluster")
+      ->capture_default_str();
+  opt("--input-topic", c.input_topic, "Transactions topic, keyed by card")->capture_default_str();
+  opt("--alerts-topic", c.alerts_topic, "Alerts topic")->capture_default_str();
+  opt("--dlq-topic", c.dlq_topic, "Dead-letter topic for rejected records")->capture_default_str();
+  opt("--changelog-topic", c.changelog_topic,
+      "Compacted state changelog topic (default <group-id>.state-changelog)");
+  opt("--group-id", c.group_id, "Consumer group")->capture_default_str();
+  opt("--instance-id", c.instance_id,
+      "Stable id of this instance: transactional id, static member id (default: host name)");
+  flag("--static-membership", c.static_membership,
+       "Join the group as a static member (group.instance.id = instance id)");
+  opt("--auto-offset-reset", c.auto_offset_reset,
+      "Where a group without committed offsets starts: earliest|latest")
+      ->capture_default_str();
+  opt("--state-dir", c.state.dir, "RocksDB state directory")->capture_default_str();
+  opt("--state-cache-mb", c.state.card_cache_mb, "Decoded card states kept in memory (MiB)")
+      ->capture_default_str();
+  opt("--rocksdb-block-cache-mb", c.state.block_cache_mb, "Shared RocksDB block cache (MiB)")
+      ->capture_default_str();
+  opt("--rocksdb-write-buffer-mb", c.state.write_buffer_mb,
+      "RocksDB write-buffer manager budget (MiB)")
+      ->capture_default_str();
+  opt("--card-hash-key-file", c.card_hash_key_file,
+      "File holding the card-hash key (else FRAUD_CARD_HASH_KEY holds the key itself)");
+  opt("--window-ms", c.detector.window_ms, "Window W (ms)")->capture_default_str();
+  opt("--grace-ms", c.detector.grace_ms, "Grace G (ms)")->capture_default_str();
+  opt("--threshold", c.detector.threshold, "Distinct countries N that alert")
+      ->capture_default_str();
+  opt("--max-events", c.detector.max_events, "Live events M per card")->capture_default_str();
+  opt("--max-future-skew-ms", c.max_future_skew_ms,
+      "Reject event_time later than the record timestamp plus this (ms)")
+      ->capture_default_str();
+  opt("--commit-interval-ms", c.commit_interval_ms,
+      "How often alerts, state changes and offsets commit in one transaction (ms)")
+      ->capture_default_str();
+  opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
+      ->capture_default_str();
+  cmd.add_option("--kafka", c.kafka_overrides,
+                 "A librdkafka property KEY=VALUE for every client (repeatable; wins over "
+                 "--kafka-config)");
+  opt("--kafka-config", c.kafka_config_file,
+      "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line");
+  opt("--http-address", c.http_address, "API listen address")->capture_default_str();
+  opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
+  opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
+      ->capture_default_str();
+  opt("--partitioner", c.partitioner,
+      "Producers' partitioner, for card lookups: crc32 (librdkafka) or murmur2 (Java)")
+      ->capture_default_str();
+  opt("--peer-url-template", c.peer_url_template,
+      "URL of a partition's owner for redirects; {member} is its instance id");
+  opt("--api-token-file", c.api_token_file,
+      "Bearer token for /v1/* (else FRAUD_API_TOKEN holds the token itself)");
+  opt("--tls-cert-file", c.tls_cert_file, "Serve the API over TLS with this certificate (PEM)");
+  opt("--tls-key-file", c.tls_key_file, "Private key of --tls-cert-file (PEM)");
+  opt("--log-format", c.log_format, "text or json")->capture_default_str();
+  opt("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
+}
+
+}  // namespace fraud::service

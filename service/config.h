@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detectors/options.h"
+#include "state/state_db.h"
+
+namespace CLI {
+class App;
+}
+
+namespace fraud::service {
+
+// Everything `fraud-detector run` is told (docs/configuration.md). Flags, then FRAUD_*
+// environment variables, then these defaults.
+struct ServiceConfig {
+  std::string brokers;                 // required unless embedded_kafka
+  bool embedded_kafka = false;         // librdkafka's in-process mock cluster
+  int32_t embedded_partitions = 12;    // 1..1024
+  std::string input_topic = "transactions";
+  std::string alerts_topic = "alerts";
+  std::string dlq_topic = "transactions.dlq";
+  std::string changelog_topic;         // default: <group_id>.state-changelog
+  std::string group_id = "fraud-detector";
+  std::string instance_id;             // default: the host name
+  bool static_membership = false;
+  std::string auto_offset_reset = "earliest";  // earliest | latest
+
+  state::StateDbOptions state{.dir = "./fraud-state"};
+  detectors::DetectorOptions detector;
+  int64_t max_future_skew_ms = 300'000;   // 0..kMaxEventTime
+  int64_t commit_interval_ms = 100;       // 10..60000
+  int64_t shutdown_timeout_ms = 20'000;   // 1000..600000
+
+  std::optional<std::string> card_hash_key_file;
+  std::optional<std::string> kafka_config_file;
+  std::vector<std::string> kafka_overrides;  // KEY=VALUE, applied after the file
+
+  std::string http_address = "0.0.0.0";
+  int32_t http_port = 8080;               // 0..65535 (0: any free port)
+  int64_t ready_max_lag = 10'000;         // >= 0
+  std::string partitioner = "crc32";      // crc32 | murmur2
+  std::string peer_url_template;
+  std::optional<std::string> api_token_file;
+  std::optional<std::string> tls_cert_file;
+  std::optional<std::string> tls_key_file;
+
+  std::string log_format = "text";  // text | json
+  std::string log_level = "info";
+
+  // Every problem with the values, one message each. Files are not read here.
+  [[nodiscard]] std::vector<std::string> validate() const;
+  // Fills defaults that depend on other values (changelog topic, instance id).
+  void resolveDefaults();
+};
+
+// Registers every `run` flag with its FRAUD_* variable on `cmd`.
+void addRunFlags(CLI::App& cmd, ServiceConfig& config);
+
+// librdkafka properties from the --kafka-config file and the --kafka overrides, in that order.
+// Appends every problem (unreadable file, malformed line) to `problems`.
+[[nodiscard]] std::map<std::string, std::string> kafkaProperties(
+    const ServiceConfig& config, std::vector<std::string>& problems);
+
+}  // namespace fraud::service

@@ -1,0 +1,40 @@
+#include "service/embedded_kafka.h"
+
+#include <librdkafka/rdkafka_mock.h>
+
+namespace fraud::service {
+
+EmbeddedKafka::EmbeddedKafka(KafkaHandle host, rd_kafka_mock_cluster_s* cluster)
+    : host_(std::move(host)), cluster_(cluster) {}
+
+EmbeddedKafka::~EmbeddedKafka() {
+  if (cluster_ != nullptr) rd_kafka_mock_cluster_destroy(cluster_);
+}
+
+std::unique_ptr<EmbeddedKafka> EmbeddedKafka::start(const ServiceConfig& config,
+                                                    std::string& error) {
+  // The mock cluster lives inside a client instance; it never connects anywhere.
+  auto conf = makeKafkaConf({{"log_level", "3"}}, error);
+  if (!conf) return nullptr;
+  auto host = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!host) return nullptr;
+  rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(host.get(), 1);
+  if (cluster == nullptr) {
+    error = "cannot start the mock cluster";
+    return nullptr;
+  }
+  std::unique_ptr<EmbeddedKafka> kafka(new EmbeddedKafka(std::move(host), cluster));
+  for (const auto* topic : {&config.input_topic, &config.alerts_topic, &config.dlq_topic,
+                            &config.changelog_topic}) {
+    if (const auto err = rd_kafka_mock_topic_create(cluster, topic->c_str(),
+                                                    config.embedded_partitions, 1)) {
+      error = "cannot create topic " + *topic + ": " + rd_kafka_err2str(err);
+      return nullptr;
+    }
+  }
+  return kafka;
+}
+
+std::string EmbeddedKafka::bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+
+}  // namespace fraud::service

@@ -1,0 +1,11 @@
+#pragma once
+
+#include <string>
+
+namespace fraud::service {
+
+// Sets the default spdlog logger: text or one JSON object a line, on stderr, at `level`.
+// Nothing logged anywhere may carry a clear card number (SPEC §5).
+void configureLogging(const std::string& format, const std::string& level);
+
+}  // namespace fraud::service

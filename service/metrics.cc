@@ -1,0 +1,145 @@
+#include "service/metrics.h"
+
+#include <string>
+
+namespace fraud::service {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+std::vector<double> ServiceMetrics::latenessBuckets() {
+  return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90, 120, 180, 240, 300};
+}
+
+std::vector<double> ServiceMetrics::processingBuckets() {
+  return {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2, 0.1};
+}
+
+ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
+    : records(BuildCounter()
+                  .Name("fraud_records_total")
+                  .Help("Input records by outcome: accepted, late_dropped, duplicate, rejected")
+                  .Register(registry)),
+      rejected(BuildCounter()
+                   .Name("fraud_rejected_records_total")
+                   .Help("Rejected input records by reason (SPEC §1)")
+                   .Register(registry)),
+      key_mismatch(BuildCounter()
+                       .Name("fraud_key_mismatch_records_total")
+                       .Help("Records whose Kafka key is not their card: processed, but they "
+                             "break per-card locality")
+                       .Register(registry)
+                       .Add({})),
+      overflow_evicted(BuildCounter()
+                           .Name("fraud_overflow_evicted_events_total")
+                           .Help("Events evicted because a card held more than max-events")
+                           .Register(registry)
+                           .Add({})),
+      alerts(BuildCounter()
+                 .Name("fraud_alerts_total")
+                 .Help("Alerts emitted, by kind: new incident or escalation")
+                 .Register(registry)),
+      lateness(BuildHistogram()
+                   .Name("fraud_event_lateness_seconds")
+                   .Help("Processing wall-clock time minus event time of each record")
+                   .Register(registry)
+                   .Add({}, latenessBuckets())),
+      processing(BuildHistogram()
+                     .Name("fraud_record_processing_seconds")
+                     .Help("Time to decode, detect and enqueue the output of one record")
+                     .Register(registry)
+                     .Add({}, processingBuckets())),
+      stream_time(BuildGauge()
+                      .Name("fraud_partition_stream_time_seconds")
+                      .Help("Stream time ST(p): the largest accepted event time, epoch seconds")
+                      .Register(registry)),
+      event_time_lag(BuildGauge()
+                         .Name("fraud_partition_event_time_lag_seconds")
+                         .Help("Wall clock minus the partition's stream time")
+                         .Register(registry)),
+      offset_lag(BuildGauge()
+                     .Name("fraud_partition_offset_lag")
+                     .Help("Records in the partition not processed yet")
+                     .Register(registry)),
+      state_cards(BuildGauge()
+                      .Name("fraud_state_cards")
+                      .Help("Cards held in state, by partition")
+                      .Register(registry)),
+      state_bytes(BuildGauge()
+                      .Name("fraud_state_bytes")
+                      .Help("RocksDB live SST and memtable bytes")
+                      .Register(registry)
+                      .Add({})),
+      state_cache_bytes(BuildGauge()
+                            .Name("fraud_state_cache_bytes")
+                            .Help("Estimated bytes of decoded card states cached in memory")
+                            .Register(registry)
+                            .Add({})),
+      restore_progress(BuildGauge()
+                           .Name("fraud_restore_progress_ratio")
+                           .Help("Restore progress of a partition, 0..1 (1 once restored)")
+                           .Register(registry)),
+      restored_records(BuildCounter()
+                           .Name("fraud_restore_records_total")
+                           .Help("Changelog records applied by restores")
+                           .Register(registry)
+                           .Add({})),
+      restore_duration(BuildHistogram()
+                           .Name("fraud_restore_duration_seconds")
+                           .Help("Time to restore one partition's state")
+                           .Register(registry)
+                           .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 5, 15, 60, 300, 900})),
+      rebalances(BuildCounter()
+                     .Name("fraud_rebalances_total")
+                     .Help("Consumer group rebalance events by kind: assign, revoke, lost")
+                     .Register(registry)),
+      transactions(BuildCounter()
+                       .Name("fraud_transactions_total")
+                       .Help("Kafka transactions by result: committed, aborted")
+                       .Register(registry)),
+      commit_duration(BuildHistogram()
+                          .Name("fraud_commit_duration_seconds")
+                          .Help("Time to commit a transaction and checkpoint the state")
+                          .Register(registry)
+                          .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30})),
+      assigned_partitions(BuildGauge()
+                              .Name("fraud_assigned_partitions")
+                              .Help("Input partitions assigned to this instance")
+                              .Register(registry)
+                              .Add({})),
+      accepted_(records.Add({{"outcome", "accepted"}})),
+      late_dropped_(records.Add({{"outcome", "late_dropped"}})),
+      duplicate_(records.Add({{"outcome", "duplicate"}})),
+      rejected_total_(records.Add({{"outcome", "rejected"}})),
+      alerts_new_(alerts.Add({{"kind", "new"}})),
+      alerts_escalation_(alerts.Add({{"kind", "escalation"}})) {
+  for (size_t i = 0; i < detectors::kRejectReasonCount; ++i) {
+    rejected_by_reason_[i] = &rejected.Add(
+        {{"reason", std::string(detectors::rejectReasonName(static_cast<detectors::RejectReason>(i)))}});
+  }
+  for (const char* kind : {"assign", "revoke", "lost"}) rebalances.Add({{"kind", kind}});
+  for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});
+}
+
+void ServiceMetrics::flush(RecordTally& tally, LocalHistogram& lateness_local,
+                           LocalHistogram& processing_local) {
+  accepted_.Increment(static_cast<double>(tally.accepted));
+  late_dropped_.Increment(static_cast<double>(tally.late_dropped));
+  duplicate_.Increment(static_cast<double>(tally.duplicate));
+  key_mismatch.Increment(static_cast<double>(tally.key_mismatch));
+  overflow_evicted.Increment(static_cast<double>(tally.overflow_evicted));
+  alerts_new_.Increment(static_cast<double>(tally.alerts_new));
+  alerts_escalation_.Increment(static_cast<double>(tally.alerts_escalation));
+  uint64_t rejected_sum = 0;
+  for (size_t i = 0; i < tally.rejected.size(); ++i) {
+    rejected_by_reason_[i]->Increment(static_cast<double>(tally.rejected[i]));
+    rejected_sum += tally.rejected[i];
+  }
+  rejected_total_.Increment(static_cast<double>(rejected_sum));
+  tally = RecordTally{};
+  lateness_local.flushTo(lateness);
+  processing_local.flushTo(processing);
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,140 @@
+#include "service/run.h"
+
+#include <openssl/rand.h>
+#include <prometheus/registry.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "service/card_hash_key.h"
+#include "service/embedded_kafka.h"
+#include "service/logging.h"
+#include "service/metrics.h"
+#include "service/stream_processor.h"
+#include "service/version.h"
+#include "state/state_db.h"
+
+namespace fraud::service {
+namespace {
+
+// A throwaway key for --embedded-kafka without one: card_refs then differ on every run.
+std::string ephemeralKey() {
+  unsigned char bytes[32];
+  RAND_bytes(bytes, sizeof(bytes));
+  std::string key;
+  for (unsigned char b : bytes) key += "0123456789abcdef"[b >> 4], key += "0123456789abcdef"[b & 15];
+  return key;
+}
+
+// Waits for SIGTERM or SIGINT (blocked everywhere), then asks the processor to stop; a second
+// signal, or a stop that overruns the deadline, ends the process at once.
+class StopSignals {
+ public:
+  StopSignals(StreamProcessor& processor, std::chrono::milliseconds deadline)
+      : thread_([this, &processor, deadline] {
+          sigset_t set;
+          sigemptyset(&set);
+          sigaddset(&set, SIGTERM);
+          sigaddset(&set, SIGINT);
+          int signal = 0;
+          if (sigwait(&set, &signal) != 0) return;
+          {
+            std::lock_guard lock(mu_);
+            if (done_) return;
+          }
+          spdlog::info("received {}; stopping within {} ms", strsignal(signal), deadline.count());
+          processor.requestStop();
+          std::unique_lock lock(mu_);
+          // The extra second lets the processor report its own overrun first.
+          if (!cv_.wait_for(lock, deadline + std::chrono::seconds(1), [this] { return done_; })) {
+            spdlog::critical("stop overran its deadline; exiting now");
+            spdlog::shutdown();
+            _exit(1);
+          }
+        }) {}
+  ~StopSignals() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    pthread_kill(thread_.native_handle(), SIGTERM);  // releases sigwait if still waiting
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int runService(ServiceConfig config) {
+  config.resolveDefaults();
+  std::vector<std::string> problems = config.validate();
+  const auto kafka = kafkaProperties(config, problems);
+  std::string error;
+  auto key = loadCardHashKey(config.card_hash_key_file, error);
+  if (!key && config.embedded_kafka && !config.card_hash_key_file) {
+    key = CardHashKey{ephemeralKey(), "a throwaway key"};
+  } else if (!key) {
+    problems.push_back(error);
+  }
+  if (!problems.empty()) {
+    for (const auto& problem : problems) std::fprintf(stderr, "run: %s\n", problem.c_str());
+    std::fprintf(stderr, "run: %zu problem(s); see fraud-detector run --help\n", problems.size());
+    return 2;
+  }
+
+  configureLogging(config.log_format, config.log_level);
+  spdlog::info("fraud-detector {} starting (instance {})", kVersion, config.instance_id);
+  if (key->source == "a throwaway key") {
+    spdlog::warn("no card-hash key given: using a throwaway key for this embedded run; "
+                 "card_refs will differ on every run");
+  }
+
+  std::unique_ptr<EmbeddedKafka> embedded;
+  if (config.embedded_kafka) {
+    embedded = EmbeddedKafka::start(config, error);
+    if (!embedded) {
+      spdlog::critical("embedded Kafka: {}", error);
+      return 1;
+    }
+    config.brokers = embedded->bootstrap();
+    std::printf("bootstrap=%s\n", config.brokers.c_str());
+    std::fflush(stdout);
+    spdlog::warn("embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
+                 "for data you care about",
+                 config.brokers);
+  }
+
+  auto db = state::StateDb::open(config.state, error);
+  if (!db) {
+    spdlog::critical("{}", error);
+    return 1;
+  }
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServiceMetrics metrics(*registry);
+  const detectors::CardHasher hasher(key->bytes);
+  StreamProcessor processor(config, kafka, hasher, *db, metrics);
+  if (auto start_error = processor.start()) {
+    spdlog::critical("cannot start: {}", *start_error);
+    return 1;
+  }
+  StopSignals signals(processor, std::chrono::milliseconds(config.shutdown_timeout_ms));
+  const int status = processor.run();
+  spdlog::info("stopped with status {}", status);
+  return status;
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,148 @@
+#include "state/card_state_codec.h"
+
+#include <cstdint>
+
+namespace fraud::state {
+namespace {
+
+using detectors::CardState;
+using detectors::Country;
+using detectors::Event;
+using detectors::EventTime;
+using detectors::Incident;
+
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void putCountry(std::string& out, const Country& c) { out.append(c.code, 2); }
+
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+
+  bool varint(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= bytes_.size()) return false;
+      const auto b = static_cast<uint8_t>(bytes_[pos_++]);
+      v |= static_cast<uint64_t>(b & 0x7F) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool time(EventTime& t) {
+    uint64_t v;
+    if (!varint(v) || v > static_cast<uint64_t>(INT64_MAX)) return false;
+    t = static_cast<EventTime>(v);
+    return true;
+  }
+  bool country(Country& c) {
+    if (bytes_.size() - pos_ < 2) return false;
+    const char a = bytes_[pos_];
+    const char b = bytes_[pos_ + 1];
+    if (a < 'A' || a > 'Z' || b < 'A' || b > 'Z') return false;
+    c = Country::of(a, b);
+    pos_ += 2;
+    return true;
+  }
+  bool text(std::string& s) {
+    uint64_t len;
+    if (!varint(len) || len > bytes_.size() - pos_) return false;
+    s.assign(bytes_.substr(pos_, len));
+    pos_ += len;
+    return true;
+  }
+  bool byte(uint8_t& b) {
+    if (pos_ >= bytes_.size()) return false;
+    b = static_cast<uint8_t>(bytes_[pos_++]);
+    return true;
+  }
+  [[nodiscard]] bool done() const { return pos_ == bytes_.size(); }
+  [[nodiscard]] size_t remaining() const { return bytes_.size() - pos_; }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+void encodeCardState(const CardState& state, std::string& out) {
+  out.push_back(static_cast<char>(kCardStateFormat));
+  putVarint(out, state.events.size());
+  EventTime previous = 0;
+  for (const Event& e : state.events) {
+    putVarint(out, static_cast<uint64_t>(e.time - previous));  // events are sorted by time
+    previous = e.time;
+    putCountry(out, e.country);
+    putVarint(out, e.tx_id.size());
+    out.append(e.tx_id);
+  }
+  if (!state.incident) {
+    out.push_back('\0');
+    return;
+  }
+  const Incident& incident = *state.incident;
+  out.push_back('\1');
+  putVarint(out, static_cast<uint64_t>(incident.start));
+  putVarint(out, static_cast<uint64_t>(incident.end - incident.start));
+  putVarint(out, incident.revision);
+  putVarint(out, incident.countries.size());
+  for (const Country& c : incident.countries) putCountry(out, c);
+}
+
+std::string encodeCardState(const CardState& state) {
+  std::string out;
+  encodeCardState(state, out);
+  return out;
+}
+
+std::optional<CardState> decodeCardState(std::string_view bytes) {
+  Reader in(bytes);
+  uint8_t format;
+  if (!in.byte(format) || format != kCardStateFormat) return std::nullopt;
+  CardState state;
+  uint64_t count;
+  // Each event takes at least 4 bytes, which bounds a corrupt count before allocating.
+  if (!in.varint(count) || count > in.remaining() / 4) return std::nullopt;
+  state.events.resize(count);
+  EventTime previous = 0;
+  for (Event& e : state.events) {
+    EventTime delta;
+    if (!in.time(delta) || delta > INT64_MAX - previous || !in.country(e.country) ||
+        !in.text(e.tx_id)) {
+      return std::nullopt;
+    }
+    e.time = previous + delta;
+    previous = e.time;
+  }
+  uint8_t has_incident;
+  if (!in.byte(has_incident) || has_incident > 1) return std::nullopt;
+  if (has_incident == 1) {
+    Incident incident;
+    EventTime length;
+    uint64_t revision;
+    uint64_t countries;
+    if (!in.time(incident.start) || !in.time(length) || length > INT64_MAX - incident.start ||
+        !in.varint(revision) || revision == 0 || revision > UINT32_MAX || !in.varint(countries) ||
+        countries > in.remaining() / 2) {
+      return std::nullopt;
+    }
+    incident.end = incident.start + length;
+    incident.revision = static_cast<uint32_t>(revision);
+    incident.countries.resize(countries);
+    for (Country& c : incident.countries) {
+      if (!in.country(c)) return std::nullopt;
+    }
+    state.incident = std::move(incident);
+  }
+  if (!in.done()) return std::nullopt;
+  return state;
+}
+
+}  // namespace fraud::state

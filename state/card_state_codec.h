@@ -1,0 +1,21 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "detectors/card_state.h"
+
+namespace fraud::state {
+
+// Binary form of a CardState, as stored in RocksDB and on the changelog topic. The first byte is
+// the format version; a reader refuses any other version rather than misread it.
+inline constexpr uint8_t kCardStateFormat = 1;
+
+void encodeCardState(const detectors::CardState& state, std::string& out);
+[[nodiscard]] std::string encodeCardState(const detectors::CardState& state);
+
+// Nothing when `bytes` is not a well-formed encoding of this format version.
+[[nodiscard]] std::optional<detectors::CardState> decodeCardState(std::string_view bytes);
+
+}  // namespace fraud::state
