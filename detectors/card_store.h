@@ -26,6 +26,10 @@ class CardStore {
   // Drops the card's state: it holds no events and no open incident.
   virtual void erase(const CardRef& card_ref) = 0;
 
+  // A hint that `card_ref` is wanted soon, so a batch of records can overlap its memory
+  // latency with other work. Changes nothing.
+  virtual void prefetch(const CardRef& /*card_ref*/) {}
+
   [[nodiscard]] virtual size_t cardCount() const = 0;
   // Visits every card held, in no particular order.
   virtual void forEach(const std::function<void(const CardRef&, const CardState&)>& visit) = 0;
