@@ -265,8 +265,10 @@ void TrafficModel::startScenario(EventTime now) {
     const auto at = 1 + random_.below(static_cast<uint32_t>(sequence.size()));
     sequence.insert(sequence.begin() + at, again);
   }
+  // Most scenarios are quick bursts, a few take minutes: span = max * u^3 (a quarter on average).
+  const double u = random_.uniform();
   const auto span = static_cast<int64_t>(
-      random_.below64(static_cast<uint64_t>(std::min(kMaxScenarioSpanMs, rule.window_ms / 2)) + 1));
+      u * u * u * static_cast<double>(std::min(kMaxScenarioSpanMs, rule.window_ms / 2)));
   std::vector<int64_t> offsets(sequence.size(), 0);
   for (size_t i = 1; i < offsets.size(); ++i) {
     offsets[i] = static_cast<int64_t>(random_.below64(static_cast<uint64_t>(span) + 1));

@@ -1,0 +1,73 @@
+#include "loadgen/alert_watcher.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+namespace fraud::loadgen {
+namespace {
+
+constexpr int kTimeoutMs = 10'000;
+
+int64_t monotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+AlertWatcher::~AlertWatcher() { stop(); }
+
+bool AlertWatcher::start(const kafka::Properties& properties, const std::string& topic,
+                         std::string& error) {
+  consumer_ = kafka::makeConsumer(properties, error);
+  if (!consumer_) return false;
+  const auto partitions = kafka::partitionCount(consumer_.get(), topic, kTimeoutMs, error);
+  if (!partitions) return false;
+  const auto ends = kafka::highWatermarks(consumer_.get(), topic, *partitions, kTimeoutMs, error);
+  if (!ends) return false;
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*partitions);
+  for (int32_t p = 0; p < *partitions; ++p) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset =
+        (*ends)[static_cast<size_t>(p)];
+  }
+  const auto err = rd_kafka_assign(consumer_.get(), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot assign " + topic + ": " + rd_kafka_err2str(err);
+    return false;
+  }
+  thread_ = std::thread([this] { run(); });
+  return true;
+}
+
+void AlertWatcher::stop() {
+  stopping_ = true;
+  if (thread_.joinable()) thread_.join();
+  consumer_.reset();
+}
+
+void AlertWatcher::run() {
+  while (!stopping_) {
+    rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_.get(), 100);
+    if (message == nullptr) continue;
+    const int64_t arrived = monotonicNs();
+    if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      auto key = kafka::headerValue(message, "idempotency-key");
+      if (!key && message->payload != nullptr) {
+        const auto* begin = static_cast<const char*>(message->payload);
+        const auto value = nlohmann::json::parse(begin, begin + message->len, nullptr, false);
+        if (value.is_object() && value.contains("idempotency_key") &&
+            value["idempotency_key"].is_string()) {
+          key = value["idempotency_key"].get<std::string>();
+        }
+      }
+      if (key) tracker_.arrived(*key, arrived);
+    } else if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      ++consume_errors_;
+    }
+    rd_kafka_message_destroy(message);
+  }
+}
+
+}  // namespace fraud::loadgen

@@ -1,0 +1,302 @@
+// fraud-loadgen: the load generator (no subcommand) and the end-to-end verifier (`verify`).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "detectors/card_ref.h"
+#include "detectors/partitioner.h"
+#include "loadgen/card_hash_key.h"
+#include "loadgen/production.h"
+#include "loadgen/verification.h"
+
+namespace {
+
+using fraud::detectors::DetectorOptions;
+namespace loadgen = fraud::loadgen;
+
+std::atomic<bool> g_stop{false};
+
+void onSignal(int /*signal*/) { g_stop = true; }
+
+void installSignalHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = onSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// "120000", "250ms", "30s", "2m", "1h": a duration in milliseconds; a bare number is in
+// `bare_unit_ms` units. Nothing for anything else.
+std::optional<double> parseDurationMs(const std::string& text, double bare_unit_ms) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr == text.data() || value < 0) return std::nullopt;
+  const std::string_view unit(ptr, static_cast<size_t>(end - ptr));
+  if (unit.empty()) return value * bare_unit_ms;
+  if (unit == "ms") return value;
+  if (unit == "s") return value * 1e3;
+  if (unit == "m") return value * 60e3;
+  if (unit == "h") return value * 3600e3;
+  return std::nullopt;
+}
+
+void addDetectorFlags(CLI::App& cmd, DetectorOptions& options) {
+  cmd.add_option("--window-ms", options.window_ms, "Window W in milliseconds (as the service)")
+      ->capture_default_str();
+  cmd.add_option("--grace-ms", options.grace_ms, "Grace G in milliseconds (as the service)")
+      ->capture_default_str();
+  cmd.add_option("--threshold", options.threshold, "Distinct countries N that alert")
+      ->capture_default_str();
+  cmd.add_option("--max-events", options.max_events, "Live events M per card")
+      ->capture_default_str();
+}
+
+void addKafkaFlags(CLI::App& cmd, std::vector<std::string>& properties) {
+  cmd.add_option("--kafka", properties,
+                 "A librdkafka property KEY=VALUE for every client (repeatable; TLS, SASL, "
+                 "tuning)");
+}
+
+bool parseKafkaProperties(const std::vector<std::string>& texts, loadgen::kafka::Properties& out,
+                          std::vector<std::string>& problems) {
+  for (const auto& text : texts) {
+    const auto property = loadgen::kafka::parseProperty(text);
+    if (!property) {
+      problems.push_back("--kafka expects KEY=VALUE, not '" + text + "'");
+      continue;
+    }
+    out.push_back(*property);
+  }
+  return problems.empty();
+}
+
+int64_t wallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Loads the key; a given but unusable source is a problem, an absent one only when `required`.
+std::optional<loadgen::CardHashKey> loadKey(const std::optional<std::string>& key_file,
+                                            bool required, std::vector<std::string>& problems) {
+  std::string error;
+  auto key = loadgen::loadCardHashKey(key_file, error);
+  if (!error.empty()) {
+    problems.push_back(error);
+  } else if (!key && required) {
+    problems.push_back(std::string("no card-hash key: pass --card-hash-key-file PATH or set ") +
+                       loadgen::kCardHashKeyEnv);
+  }
+  return key;
+}
+
+int reportProblems(const char* prefix, const std::vector<std::string>& problems) {
+  for (const auto& problem : problems) std::fprintf(stderr, "%s: %s\n", prefix, problem.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fraud-loadgen: produces realistic card transactions (with injected fraud, late, duplicate "
+      "and malformed records) to Kafka at a paced rate and/or to JSONL files, keyed by card with "
+      "the partition assigned here; writes the ground truth of the injected fraud; measures "
+      "end-to-end alert latency. `fraud-loadgen verify` audits a topic against the service's "
+      "alerts and dead-letter topics. The card-hash key comes from --card-hash-key-file or "
+      "FRAUD_CARD_HASH_KEY, never from the command line."};
+  app.require_subcommand(0, 1);
+
+  loadgen::ProductionOptions run;
+  auto& traffic = run.traffic;
+  std::string rate_text = "20000";
+  std::optional<std::string> duration_text;
+  std::optional<int64_t> start_time;
+  std::string max_lateness_text = "120000";
+  std::string partitioner_text = "crc32";
+  std::optional<std::string> key_file;
+  std::vector<std::string> kafka_texts;
+  bool no_progress = false;
+
+  app.add_option("--brokers", run.brokers,
+                 "Kafka bootstrap servers HOST:PORT[,...]; without it, only files are written")
+      ->envname("FRAUD_BROKERS");
+  app.add_option("--topic", run.topic, "Topic to produce to")->capture_default_str();
+  app.add_option("--rate", rate_text,
+                 "Target records per second, or 'max' for as fast as possible (the model clock "
+                 "then runs at 20000/s)")
+      ->capture_default_str();
+  app.add_option("--duration", duration_text,
+                 "How long to produce: seconds, or with a unit (90s, 5m, 1h). Without --brokers: "
+                 "that much model time of records");
+  app.add_option("--count", run.count,
+                 "How many records to produce (the first of --duration "
+                 "and --count to be reached ends the run)");
+  app.add_option("--seed", traffic.seed, "Seed of the traffic model")->capture_default_str();
+  app.add_option("--start-time", start_time,
+                 "Model clock (epoch ms) of the first record; default now. With --seed it makes a "
+                 "run byte-for-byte repeatable");
+  app.add_option("--truth", run.truth_path,
+                 "Write the injected scenarios that must alert here (JSONL, by card_ref)");
+  app.add_option("--output", run.output_dir,
+                 "Write DIR/partition-<n>.jsonl: each partition's records in partition order (the "
+                 "input of `fraud-detector replay` for that partition)");
+  app.add_option("--output-single", run.output_single,
+                 "Write every record to this JSONL file, in production order");
+  app.add_option("--partitions", run.partitions,
+                 "Partition count without a broker (default 12); with one, checked against the "
+                 "topic");
+  app.add_option("--partitioner", partitioner_text,
+                 "How keys map to partitions: crc32 (librdkafka's default) or murmur2 (Java's)")
+      ->capture_default_str();
+  app.add_option("--card-hash-key-file", key_file,
+                 "File holding the card-hash key (less one trailing newline); wins over "
+                 "FRAUD_CARD_HASH_KEY. Needed for --truth and latency");
+  app.add_option("--cards", traffic.cards, "Card population")->capture_default_str();
+  app.add_option("--fraud-rate", traffic.fraud_rate,
+                 "Injected fraud scenarios per second of model time")
+      ->capture_default_str();
+  app.add_option("--escalation-fraction", traffic.escalation_fraction,
+                 "Share of scenarios going on to 1 or 2 more countries")
+      ->capture_default_str();
+  app.add_option("--travel-fraction", traffic.travel_fraction,
+                 "Share of cards abroad at any time (ordinary travel, never alerting)")
+      ->capture_default_str();
+  app.add_option("--max-lateness", max_lateness_text,
+                 "Longest lateness of ordinary records: milliseconds, or with a unit (2m)")
+      ->capture_default_str();
+  app.add_option("--late-tail-fraction", traffic.late_tail_fraction,
+                 "Share of records more than 1 s late (a long tail up to --max-lateness)")
+      ->capture_default_str();
+  app.add_option("--beyond-grace-fraction", traffic.beyond_grace_fraction,
+                 "Share of records stamped further back than the grace (late-dropped)")
+      ->capture_default_str();
+  app.add_option("--duplicate-fraction", traffic.duplicate_fraction,
+                 "Share of records that re-send a recent record byte for byte")
+      ->capture_default_str();
+  app.add_option("--malformed-fraction", traffic.malformed_fraction,
+                 "Share of invalid records (invalid JSON, a missing or an invalid field)")
+      ->capture_default_str();
+  app.add_option("--rfc3339-fraction", traffic.rfc3339_fraction,
+                 "Share of records with an RFC 3339 event_time")
+      ->capture_default_str();
+  addDetectorFlags(app, traffic.detector);
+  app.add_option("--max-future-skew-ms", run.max_future_skew_ms,
+                 "The service's future_event_time skew (to expect its rejections)")
+      ->capture_default_str();
+  app.add_option("--alerts-topic", run.alerts_topic, "Alerts topic watched for latency")
+      ->capture_default_str();
+  app.add_flag("!--no-latency", run.measure_latency,
+               "Do not measure end-to-end latency (it runs the detector on every record)");
+  app.add_option("--latency-wait", run.latency_wait_s,
+                 "Seconds to wait for trailing alerts after production")
+      ->capture_default_str();
+  app.add_flag("--no-progress", no_progress, "No progress line on stderr");
+  addKafkaFlags(app, kafka_texts);
+
+  loadgen::VerifyOptions verify;
+  std::optional<std::string> verify_key_file;
+  std::vector<std::string> verify_kafka_texts;
+  auto* verify_cmd = app.add_subcommand(
+      "verify",
+      "Audit: run the detection engine offline over every partition of --topic (read_committed) "
+      "and compare with --alerts-topic by idempotency key (every field but detected_at: "
+      "missing, unexpected, differing, duplicated), check the rejected records are on "
+      "--dlq-topic, and that every scenario of --truth was alerted. Prints a JSON report; exits "
+      "0 on pass, 1 on any mismatch, 2 on a usage or connection error.");
+  verify_cmd->add_option("--brokers", verify.brokers, "Kafka bootstrap servers")
+      ->envname("FRAUD_BROKERS");
+  verify_cmd->add_option("--topic", verify.topic, "Input topic")->capture_default_str();
+  verify_cmd->add_option("--alerts-topic", verify.alerts_topic, "Alerts topic")
+      ->capture_default_str();
+  verify_cmd->add_option("--dlq-topic", verify.dlq_topic, "Dead-letter topic")
+      ->capture_default_str();
+  verify_cmd->add_option("--truth", verify.truth_path, "Truth file of `fraud-loadgen --truth`");
+  verify_cmd
+      ->add_option("--group", verify.group,
+                   "The service's consumer group, whose commits say it has caught up")
+      ->capture_default_str();
+  verify_cmd->add_option("--card-hash-key-file", verify_key_file,
+                         "File holding the card-hash key; wins over FRAUD_CARD_HASH_KEY");
+  addDetectorFlags(*verify_cmd, verify.detector);
+  verify_cmd
+      ->add_option("--max-future-skew-ms", verify.max_future_skew_ms,
+                   "The service's future_event_time skew")
+      ->capture_default_str();
+  verify_cmd
+      ->add_option("--wait-seconds", verify.wait_seconds,
+                   "Wait this long for the group's committed offsets to reach the input's "
+                   "last records; 0 skips the wait")
+      ->capture_default_str();
+  verify_cmd
+      ->add_option("--stall-seconds", verify.stall_seconds,
+                   "Fail a topic read that gets no record for this long short of its end")
+      ->capture_default_str();
+  verify_cmd->add_option("--list-limit", verify.list_limit, "Entries per list in the report")
+      ->capture_default_str();
+  addKafkaFlags(*verify_cmd, verify_kafka_texts);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  if (*verify_cmd) {
+    std::vector<std::string> problems = verify.validate();
+    parseKafkaProperties(verify_kafka_texts, verify.kafka_properties, problems);
+    const auto key = loadKey(verify_key_file, /*required=*/true, problems);
+    if (!problems.empty()) return reportProblems("fraud-loadgen verify", problems);
+    const fraud::detectors::CardHasher hasher(key->bytes);
+    return loadgen::runVerify(verify, hasher);
+  }
+
+  std::vector<std::string> problems;
+  if (rate_text == "max") {
+    run.rate.reset();
+  } else if (const auto rate = parseDurationMs(rate_text, 1); rate && *rate > 0) {
+    run.rate = *rate;
+  } else {
+    problems.push_back("--rate must be a positive number or 'max', not '" + rate_text + "'");
+  }
+  traffic.model_rate = run.rate.value_or(20'000);
+  if (duration_text) {
+    if (const auto ms = parseDurationMs(*duration_text, 1000)) {
+      run.duration_s = *ms / 1000;
+    } else {
+      problems.push_back("--duration must be seconds or a number with a unit (90s, 5m, 1h)");
+    }
+  }
+  if (const auto ms = parseDurationMs(max_lateness_text, 1)) {
+    traffic.max_lateness_ms = static_cast<int64_t>(*ms);
+  } else {
+    problems.push_back("--max-lateness must be milliseconds or a number with a unit (2m)");
+  }
+  traffic.start_time = start_time.value_or(wallClockMs());
+  if (const auto partitioner = fraud::detectors::parsePartitioner(partitioner_text)) {
+    run.partitioner = *partitioner;
+  } else {
+    problems.push_back("--partitioner must be crc32 or murmur2");
+  }
+  run.progress = !no_progress;
+  parseKafkaProperties(kafka_texts, run.kafka_properties, problems);
+  const auto key = loadKey(key_file, /*required=*/false, problems);
+  for (auto& problem : run.validate(key.has_value())) problems.push_back(std::move(problem));
+  if (!problems.empty()) return reportProblems("fraud-loadgen", problems);
+
+  std::optional<fraud::detectors::CardHasher> hasher;
+  if (key) hasher.emplace(key->bytes);
+  installSignalHandlers();
+  return loadgen::runProduction(run, hasher ? &*hasher : nullptr, g_stop);
+}

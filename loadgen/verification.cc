@@ -1,0 +1,196 @@
+#include "loadgen/verification.h"
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "loadgen/audit.h"
+#include "loadgen/topic_detector.h"
+#include "loadgen/truth_file.h"
+
+namespace fraud::loadgen {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::ordered_json;
+
+constexpr int kTimeoutMs = 10'000;
+
+kafka::Properties clientProperties(const VerifyOptions& o, const std::string& group) {
+  kafka::Properties properties = {{"bootstrap.servers", o.brokers},
+                                  {"client.id", "fraud-loadgen-verify"}};
+  if (!group.empty()) properties.emplace_back("group.id", group);
+  properties.insert(properties.end(), o.kafka_properties.begin(), o.kafka_properties.end());
+  return properties;
+}
+
+std::string payload(const rd_kafka_message_t& m) {
+  return m.payload == nullptr ? std::string()
+                              : std::string(static_cast<const char*>(m.payload), m.len);
+}
+
+std::string key(const rd_kafka_message_t& m) {
+  return m.key == nullptr ? std::string() : std::string(static_cast<const char*>(m.key), m.key_len);
+}
+
+// The input read: what the engine expects, and where each partition's last record is.
+struct InputScan {
+  std::vector<int64_t> data_end;  // per partition: offset after the last record read
+  ordered_json counts;
+};
+
+// Waits until the group has committed, on every partition, an offset at or past its last
+// record. Returns the report's "group" object.
+ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& data_end,
+                          std::string& error, bool& failed) {
+  ordered_json out;
+  out["id"] = o.group;
+  if (o.wait_seconds <= 0) {
+    out["caught_up"] = nullptr;
+    return out;
+  }
+  auto client = kafka::makeConsumer(clientProperties(o, o.group), error);
+  if (!client) {
+    failed = true;
+    return out;
+  }
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(o.wait_seconds));
+  std::vector<int64_t> committed;
+  bool caught_up = false;
+  while (true) {
+    std::string query_error;
+    const auto offsets = kafka::committedOffsets(
+        client.get(), o.topic, static_cast<int32_t>(data_end.size()), kTimeoutMs, query_error);
+    if (offsets) {
+      committed = *offsets;
+      caught_up = true;
+      for (size_t p = 0; p < data_end.size(); ++p) {
+        if (data_end[p] > 0 && committed[p] < data_end[p]) caught_up = false;
+      }
+    }
+    if (caught_up || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  out["caught_up"] = caught_up;
+  out["waited_s"] = std::chrono::duration<double>(Clock::now() - start).count();
+  int64_t lag = 0;
+  for (size_t p = 0; p < data_end.size() && p < committed.size(); ++p) {
+    lag += std::max<int64_t>(0, data_end[p] - std::max<int64_t>(0, committed[p]));
+  }
+  out["lag"] = committed.empty() ? ordered_json() : ordered_json(lag);
+  return out;
+}
+
+// Reads a topic that may not exist (no alerts, no rejections yet): a missing topic reads as
+// empty and is noted in `notes`.
+bool readOptionalTopic(rd_kafka_t* consumer, const std::string& topic, double stall_seconds,
+                       const std::function<void(const rd_kafka_message_t&)>& visit,
+                       ordered_json& notes, std::string& error) {
+  std::string metadata_error;
+  const auto partitions = kafka::partitionCount(consumer, topic, kTimeoutMs, metadata_error);
+  if (!partitions) {
+    notes.push_back(metadata_error + " (read as empty)");
+    return true;
+  }
+  const auto ends = kafka::highWatermarks(consumer, topic, *partitions, kTimeoutMs, error);
+  if (!ends) return false;
+  return kafka::readTopic(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000),
+                          error);
+}
+
+}  // namespace
+
+std::vector<std::string> VerifyOptions::validate() const {
+  std::vector<std::string> problems = detector.validate();
+  if (brokers.empty()) problems.push_back("--brokers is required");
+  if (topic.empty() || alerts_topic.empty() || dlq_topic.empty()) {
+    problems.push_back("topic names must not be empty");
+  }
+  if (max_future_skew_ms < 0) problems.push_back("--max-future-skew-ms must be >= 0");
+  if (wait_seconds < 0) problems.push_back("--wait-seconds must be >= 0");
+  if (!(stall_seconds > 0)) problems.push_back("--stall-seconds must be > 0");
+  return problems;
+}
+
+int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
+  std::string error;
+  const auto fail = [&]() {
+    std::fprintf(stderr, "fraud-loadgen verify: %s\n", error.c_str());
+    return 2;
+  };
+  Audit audit;
+  if (!o.truth_path.empty()) {
+    auto truth = readTruthFile(o.truth_path, error);
+    if (!truth) return fail();
+    audit.setTruth(std::move(*truth));
+  }
+
+  auto consumer = kafka::makeConsumer(clientProperties(o, ""), error);
+  if (!consumer) return fail();
+  const auto partitions = kafka::partitionCount(consumer.get(), o.topic, kTimeoutMs, error);
+  if (!partitions) return fail();
+  const auto input_end =
+      kafka::highWatermarks(consumer.get(), o.topic, *partitions, kTimeoutMs, error);
+  if (!input_end) return fail();
+
+  TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
+  std::vector<int64_t> data_end(static_cast<size_t>(*partitions), 0);
+  const bool input_read = kafka::readTopic(
+      consumer.get(), o.topic, *input_end,
+      [&](const rd_kafka_message_t& m) {
+        const int64_t timestamp = rd_kafka_message_timestamp(&m, nullptr);
+        const auto value = payload(m);
+        const auto outcome = engine.process(m.partition, value, timestamp);
+        if (outcome.rejected) audit.expectRejection(m.partition, m.offset, *outcome.rejected);
+        if (outcome.alert) audit.expectAlert(*outcome.alert, o.detector);
+        data_end[static_cast<size_t>(m.partition)] = m.offset + 1;
+      },
+      static_cast<int>(o.stall_seconds * 1000), error);
+  if (!input_read) return fail();
+
+  bool group_failed = false;
+  const ordered_json group = waitForGroup(o, data_end, error, group_failed);
+  if (group_failed) return fail();
+
+  ordered_json notes = ordered_json::array();
+  const bool alerts_read = readOptionalTopic(
+      consumer.get(), o.alerts_topic, o.stall_seconds,
+      [&](const rd_kafka_message_t& m) {
+        audit.observeAlert(ObservedAlert{m.partition, m.offset, key(m),
+                                         kafka::headerValue(&m, "idempotency-key"), payload(m)});
+      },
+      notes, error);
+  if (!alerts_read) return fail();
+  const bool dlq_read = readOptionalTopic(
+      consumer.get(), o.dlq_topic, o.stall_seconds,
+      [&](const rd_kafka_message_t& m) {
+        audit.observeRejection(
+            ObservedRejection{m.partition, m.offset, kafka::headerValue(&m, "reject-reason"),
+                              kafka::headerValue(&m, "source-topic"),
+                              kafka::headerValue(&m, "source-partition"),
+                              kafka::headerValue(&m, "source-offset")},
+            o.topic);
+      },
+      notes, error);
+  if (!dlq_read) return fail();
+
+  ordered_json report = audit.report(o.list_limit);
+  ordered_json out;
+  out["verdict"] = report["verdict"];
+  out["input"] = {{"topic", o.topic},
+                  {"partitions", *partitions},
+                  {"offline_engine", ordered_json::parse(engine.counts().summaryJson())}};
+  out["group"] = group;
+  out["alerts"] = report["alerts"];
+  out["dlq"] = report["dlq"];
+  if (report.contains("truth")) out["truth"] = report["truth"];
+  if (!notes.empty()) out["notes"] = notes;
+  std::printf("%s\n", out.dump(2).c_str());
+  std::fflush(stdout);
+  return audit.passed() ? 0 : 1;
+}
+
+}  // namespace fraud::loadgen
