@@ -1,0 +1,80 @@
+#pragma once
+
+// Internal to fraud::api (uses Boost): one HTTP connection. Include only from api/*.cc.
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "api/options.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace fraud::api {
+
+class Router;
+
+namespace detail {
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // From any thread. Not forced: close now if no request is in flight, else after its
+  // answer. Forced: close now.
+  virtual void shutdown(bool force) = 0;
+};
+
+// What the connections of one server share. Thread-safe.
+class ConnectionHub {
+ public:
+  ConnectionHub(const ApiOptions& options, const Router& router);
+
+  const ApiOptions& options() const { return options_; }
+  const Router& router() const { return router_; }
+  spdlog::logger& log() const { return *log_; }
+  [[nodiscard]] bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  void setStopping() { stopping_.store(true, std::memory_order_release); }
+
+  enum class Admission {
+    kServe,   // under max_connections
+    kRefuse,  // over it: answer 503 and close
+    kDrop,    // over it, and as many are being refused already: close at once
+  };
+  // Registers a new connection; unless kDrop, it must call leave() when it closes.
+  [[nodiscard]] Admission enter(const std::shared_ptr<Connection>& connection);
+  void leave(const Connection* connection);
+  // Calls shutdown(force) on every open connection, then waits up to `timeout` for all to
+  // leave. True when none is left.
+  bool shutdownAll(bool force, std::chrono::milliseconds timeout);
+
+ private:
+  struct Entry {
+    std::weak_ptr<Connection> connection;
+    bool admitted = false;
+  };
+  const ApiOptions& options_;
+  const Router& router_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable empty_;
+  std::unordered_map<const Connection*, Entry> connections_;  // under mutex_
+  size_t admitted_ = 0;                                       // under mutex_
+  size_t refused_ = 0;                                        // under mutex_
+};
+
+// Serves one accepted socket (its executor must be a strand) until it closes. `tls` is null
+// for plain HTTP.
+void serveConnection(ConnectionHub& hub, boost::asio::ip::tcp::socket socket,
+                     boost::asio::ssl::context* tls);
+
+}  // namespace detail
+}  // namespace fraud::api

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+class Registry;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace fraud::api {
+
+// The route templates: the only values of the `route` label, so no path a client sends (a
+// card number typed into a URL) ever reaches a label. kUnmatched is every other target.
+inline constexpr std::string_view kRouteHealth = "/healthz";
+inline constexpr std::string_view kRouteReady = "/readyz";
+inline constexpr std::string_view kRouteMetrics = "/metrics";
+inline constexpr std::string_view kRouteOpenApi = "/openapi.json";
+inline constexpr std::string_view kRouteCardLookup = "/v1/cards/lookup";
+inline constexpr std::string_view kRouteCardByRef = "/v1/cards/{card_ref}";
+inline constexpr std::string_view kRoutePartitions = "/v1/partitions";
+inline constexpr std::string_view kRouteUnmatched = "unmatched";
+inline constexpr std::array<std::string_view, 8> kRoutes = {
+    kRouteHealth,     kRouteReady,     kRouteMetrics,    kRouteOpenApi,
+    kRouteCardLookup, kRouteCardByRef, kRoutePartitions, kRouteUnmatched};
+
+// The API's own metric families, registered in the service's registry. Thread-safe.
+class HttpMetrics {
+ public:
+  explicit HttpMetrics(prometheus::Registry& registry);
+
+  // `route` must be one of kRoutes.
+  void countRequest(std::string_view route, int status, double seconds) const;
+  void connectionOpened() const;
+  void connectionClosed() const;
+  void connectionRejected() const;
+
+ private:
+  prometheus::Family<prometheus::Counter>* requests_;
+  std::array<prometheus::Histogram*, kRoutes.size()> durations_{};
+  prometheus::Gauge* open_connections_;
+  prometheus::Counter* rejected_connections_;
+};
+
+}  // namespace fraud::api

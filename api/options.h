@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fraud::api {
+
+// The HTTP API's settings (docs/configuration.md, docs/api.md). The service fills them from
+// flags and environment, then calls validate() before building the server.
+struct ApiOptions {
+  // Listen address: an IPv4 or IPv6 literal (`0.0.0.0`, `::`, `127.0.0.1`).
+  std::string address = "0.0.0.0";
+  // Listen port, 0..65535; 0 binds an ephemeral port (tests read HttpServer::port()).
+  int32_t port = 8080;
+  // `/readyz` answers 503 while any partition's offset lag exceeds this. 0..2^62.
+  int64_t ready_max_lag = 10'000;
+  // Where `POST /v1/cards/lookup` redirects for a partition owned elsewhere: `http://` or
+  // `https://`, must contain `{member}` (replaced by the owner's instance id), no query or
+  // fragment. Empty: never redirect (answer 421 instead).
+  std::string peer_url_template;
+  // Bearer token required on `/v1/*` when set. The service loads it (file content less one
+  // trailing newline, or FRAUD_API_TOKEN). RFC 6750 b64token characters, 1..4096 bytes.
+  std::optional<std::string> api_token;
+  // Serve over TLS when both are set (PEM files); neither or both.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Request line plus header fields: 431 beyond this. 1 KiB..1 MiB.
+  size_t max_header_bytes = 8 * 1024;
+  // Request body: 413 beyond this. 1 KiB..16 MiB.
+  size_t max_body_bytes = 64 * 1024;
+  // A request must arrive whole within this from its first byte (a new connection: from
+  // accept); else 408 and close. Also bounds a TLS handshake and writing a response.
+  // 10..3'600'000 ms.
+  int64_t read_timeout_ms = 10'000;
+  // A keep-alive connection with no request in flight is closed after this. 10..3'600'000 ms.
+  int64_t idle_timeout_ms = 60'000;
+  // Open connections beyond this are answered 503 and closed (TLS: closed). 1..100'000.
+  uint32_t max_connections = 1024;
+  // Threads running the server's I/O and handlers. 1..64.
+  uint32_t threads = 1;
+
+  [[nodiscard]] bool tls() const { return !tls_cert_file.empty() || !tls_key_file.empty(); }
+  // Every violated bound, one message each; empty when the options are usable.
+  [[nodiscard]] std::vector<std::string> validate() const;
+};
+
+}  // namespace fraud::api

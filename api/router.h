@@ -1,0 +1,92 @@
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/http_metrics.h"
+#include "api/options.h"
+#include "api/service_view.h"
+
+namespace prometheus {
+class Registry;
+}
+namespace spdlog {
+class logger;
+}
+
+namespace fraud::api {
+
+// One HTTP request as the router sees it: plain values, no Boost types, so the router can be
+// unit-tested and fuzzed without sockets.
+struct HttpRequest {
+  std::string method;  // as sent: "GET", "POST", ...
+  std::string target;  // the request-target as sent: "/v1/cards/abc?x=1"
+  std::vector<std::pair<std::string, std::string>> headers;  // in arrival order
+  std::string body;
+  std::string client;  // the peer as "ip:port", for the audit log
+
+  // The first field named `name`, compared ASCII case-insensitively.
+  [[nodiscard]] std::optional<std::string_view> header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type and -Length
+  std::string body;
+  std::string_view route = kRouteUnmatched;  // the route template it answered (one of kRoutes)
+};
+
+// Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics:
+// handle() is thread-safe and never throws (a throwing view gives a 500).
+//
+// Privacy (SPEC §5): the clear card is read from a lookup body only to compute its card_ref and
+// partition; no answer, log line or metric label carries it, nor any raw path.
+class Router {
+ public:
+  // `view` and `registry` must outlive the router. Registers the API's metric families.
+  Router(ApiOptions options, const ServiceView& view, prometheus::Registry& registry);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // Routes and answers `request`, counting it in fraud_http_requests_total.
+  [[nodiscard]] HttpResponse handle(const HttpRequest& request) const;
+  // An answer the server gives without routing (timeout, size limit, malformed HTTP): a JSON
+  // error counted under the route `target` matches (`target` may be empty).
+  [[nodiscard]] HttpResponse reject(std::string_view target, int status, std::string_view code,
+                                    std::string_view message) const;
+
+  [[nodiscard]] const HttpMetrics& metrics() const { return metrics_; }
+  [[nodiscard]] const ApiOptions& options() const { return options_; }
+
+  // The route template the path of `target` matches (one of kRoutes).
+  [[nodiscard]] static std::string_view routeOf(std::string_view target);
+
+ private:
+  [[nodiscard]] HttpResponse route(const HttpRequest& request) const;
+  [[nodiscard]] std::optional<HttpResponse> checkToken(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse ready() const;
+  [[nodiscard]] HttpResponse metricsText() const;
+  [[nodiscard]] HttpResponse partitions() const;
+  [[nodiscard]] HttpResponse cardLookup(const HttpRequest& request) const;
+  [[nodiscard]] HttpResponse cardByRef(const HttpRequest& request, std::string_view ref) const;
+  [[nodiscard]] HttpResponse notHeld(int32_t partition) const;
+  void audit(const HttpRequest& request, const std::string& card_ref,
+             std::optional<int32_t> partition, std::string_view outcome, int status) const;
+
+  ApiOptions options_;
+  const ServiceView& view_;
+  prometheus::Registry& registry_;
+  HttpMetrics metrics_;
+  std::optional<std::array<unsigned char, 32>> token_digest_;
+  std::shared_ptr<spdlog::logger> audit_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+}  // namespace fraud::api
