@@ -67,6 +67,9 @@ std::vector<std::string> ServiceConfig::validate() const {
       changelog_topic == dlq_topic) {
     add("the input, alerts, dead-letter and changelog topics must all differ");
   }
+  if (changelog_replication_factor == 0 || changelog_replication_factor < -1) {
+    add("--changelog-replication-factor must be -1 or at least 1");
+  }
   if (group_id.empty()) add("--group-id must not be empty");
   if (instance_id.empty()) add("--instance-id must not be empty");
   if (auto_offset_reset != "earliest" && auto_offset_reset != "latest") {
@@ -157,6 +160,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
   opt("--dlq-topic", c.dlq_topic, "Dead-letter topic for rejected records")->capture_default_str();
   opt("--changelog-topic", c.changelog_topic,
       "Compacted state changelog topic (default <group-id>.state-changelog)");
+  opt("--changelog-replication-factor", c.changelog_replication_factor,
+      "Replication factor of the changelog topic when the service creates it (-1: broker "
+      "default)")
+      ->capture_default_str();
   opt("--group-id", c.group_id, "Consumer group")->capture_default_str();
   opt("--instance-id", c.instance_id,
       "Stable id of this instance: transactional id, static member id (default: host name)");

@@ -25,6 +25,7 @@ struct ServiceConfig {
   std::string alerts_topic = "alerts";
   std::string dlq_topic = "transactions.dlq";
   std::string changelog_topic;         // default: <group_id>.state-changelog
+  int32_t changelog_replication_factor = -1;  // when we create it; -1: the broker's default
   std::string group_id = "fraud-detector";
   std::string instance_id;             // default: the host name
   bool static_membership = false;

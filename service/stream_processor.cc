@@ -93,17 +93,12 @@ std::optional<std::string> StreamProcessor::start() {
   producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(producer_conf), error);
   if (!producer_) return "producer: " + error;
 
-  for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic,
-                            &config_.changelog_topic}) {
+  for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic}) {
     const auto count = topicPartitionCount(producer_.get(), *topic, kBlockingCallMs, error);
-    if (!count) return error;
+    if (!count) return error + " (create it first; see docs/operations.md)";
     if (topic == &config_.input_topic) input_partitions_ = *count;
-    if (topic == &config_.changelog_topic && *count != input_partitions_) {
-      return "changelog topic " + config_.changelog_topic + " has " + std::to_string(*count) +
-             " partitions; it needs as many as " + config_.input_topic + " (" +
-             std::to_string(input_partitions_) + ")";
-    }
   }
+  if (auto e = ensureChangelogTopic()) return e;
 
   if (KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
     return "init transactions: " + errorText(e.get());
@@ -128,6 +123,51 @@ std::optional<std::string> StreamProcessor::start() {
   restorer_ = std::make_unique<ChangelogRestorer>(common, config_.changelog_topic, db_);
   if (auto e = restorer_->start()) return e;
   return std::nullopt;
+}
+
+std::optional<std::string> StreamProcessor::ensureChangelogTopic() {
+  std::string error;
+  if (const auto count =
+          topicPartitionCount(producer_.get(), config_.changelog_topic, kBlockingCallMs, error)) {
+    if (*count == input_partitions_) return std::nullopt;
+    return "changelog topic " + config_.changelog_topic + " has " + std::to_string(*count) +
+           " partitions; it needs as many as " + config_.input_topic + " (" +
+           std::to_string(input_partitions_) + ")";
+  }
+  // Like Kafka Streams' internal topics: created on first start, compacted, one partition per
+  // input partition.
+  char message[512];
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(config_.changelog_topic.c_str(), input_partitions_,
+                            config_.changelog_replication_factor, message, sizeof(message));
+  if (topic == nullptr) return std::string("changelog topic: ") + message;
+  rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
+  KafkaQueue queue(rd_kafka_queue_new(producer_.get()));
+  rd_kafka_CreateTopics(producer_.get(), &topic, 1, nullptr, queue.get());
+  rd_kafka_NewTopic_destroy(topic);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
+  std::optional<std::string> failure;
+  if (event == nullptr) {
+    failure = "timed out creating changelog topic " + config_.changelog_topic;
+  } else {
+    size_t count = 0;
+    const auto* results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+    const auto err = rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR
+                         ? rd_kafka_event_error(event)
+                         : (count == 1 ? rd_kafka_topic_result_error(results[0])
+                                       : RD_KAFKA_RESP_ERR__FAIL);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      failure = "cannot create changelog topic " + config_.changelog_topic + ": " +
+                rd_kafka_err2str(err);
+    }
+    rd_kafka_event_destroy(event);
+  }
+  if (!failure) {
+    spdlog::info("created changelog topic {} ({} partitions, compacted)", config_.changelog_topic,
+                 input_partitions_);
+  }
+  return failure;
 }
 
 int StreamProcessor::run() {

@@ -61,6 +61,7 @@ class StreamProcessor final : public api::ServiceView {
   struct Worker;
   enum class CommitResult { kCommitted, kAborted, kFatal };
 
+  [[nodiscard]] std::optional<std::string> ensureChangelogTopic();
   static void onRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);

@@ -1,0 +1,252 @@
+// `fraud-detector run` against a real Kafka broker: live alerts equal `replay` of each
+// partition, across kill -9, a second instance joining and leaving, and SIGTERM under load.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "detectors/partitioner.h"
+#include "tests/support/child_process.h"
+#include "tests/support/test_kafka.h"
+#include "tests/support/transaction_stream.h"
+
+namespace fraud::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr int kPartitions = 4;
+constexpr const char* kKey = "integration-test-key";
+
+// Alerts keyed by idempotency key, without detected_at; keys seen more than once are counted.
+struct AlertSet {
+  std::map<std::string, json> by_key;
+  int duplicates = 0;
+
+  void add(const std::string& text) {
+    json alert = json::parse(text);
+    alert.erase("detected_at");
+    const std::string key = alert.at("idempotency_key");
+    if (!by_key.emplace(key, std::move(alert)).second) ++duplicates;
+  }
+};
+
+class LiveServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto brokers = testBrokers();
+    if (!brokers) GTEST_SKIP() << "FRAUD_TEST_BROKERS is not set (scripts/test starts a broker)";
+    kafka_ = std::make_unique<TestKafka>(*brokers);
+    const auto name = TestKafka::uniqueName("live");
+    input_ = name + ".tx";
+    alerts_ = name + ".alerts";
+    dlq_ = name + ".dlq";
+    group_ = name + ".group";
+    kafka_->createTopic(input_, kPartitions);
+    kafka_->createTopic(alerts_, 2);
+    kafka_->createTopic(dlq_, 1);
+    work_ = fs::temp_directory_path() / name;
+    fs::create_directories(work_);
+    partitions_.resize(kPartitions);
+  }
+
+  void TearDown() override {
+    instances_.clear();
+    if (!work_.empty() && !HasFailure()) fs::remove_all(work_);
+  }
+
+  ChildProcess& startInstance(const std::string& instance,
+                              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {
+        "run", "--brokers", kafka_->brokers(), "--input-topic", input_, "--alerts-topic",
+        alerts_, "--dlq-topic", dlq_, "--group-id", group_, "--instance-id", instance,
+        "--state-dir", (work_ / ("state-" + instance)).string(), "--http-port", "0",
+        "--commit-interval-ms", "100", "--kafka", "session.timeout.ms=6000",
+        "--kafka", "heartbeat.interval.ms=500", "--log-level", "info"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto log = (work_ / (instance + "-" + std::to_string(instances_.size()))).string();
+    instances_.push_back(std::make_unique<ChildProcess>(
+        FRAUD_DETECTOR_BIN, args, std::map<std::string, std::string>{{"FRAUD_CARD_HASH_KEY", kKey}},
+        log));
+    return *instances_.back();
+  }
+
+  void produce(const std::vector<TestRecord>& records) {
+    for (const auto& r : records) {
+      const int32_t p = detectors::partitionCrc32(r.key, kPartitions);
+      kafka_->produce(input_, p, r.key, r.value);
+      partitions_[static_cast<size_t>(p)].push_back(r.value);
+    }
+    kafka_->flush();
+  }
+
+  // What `fraud-detector replay` says each partition's records must raise.
+  AlertSet expectedAlerts() {
+    AlertSet expected;
+    for (int p = 0; p < kPartitions; ++p) {
+      const auto input = work_ / ("partition-" + std::to_string(p) + ".jsonl");
+      const auto output = work_ / ("expected-" + std::to_string(p) + ".jsonl");
+      {
+        std::ofstream file(input);
+        for (const auto& value : partitions_[static_cast<size_t>(p)]) file << value << '\n';
+      }
+      ChildProcess replay(FRAUD_DETECTOR_BIN,
+                          {"replay", "--input", input.string(), "--output", output.string()},
+                          {{"FRAUD_CARD_HASH_KEY", kKey}}, (work_ / "replay").string());
+      EXPECT_EQ(replay.waitExit(seconds(120)), 0) << replay.stderrText();
+      std::ifstream lines(output);
+      for (std::string line; std::getline(lines, line);) expected.add(line);
+    }
+    return expected;
+  }
+
+  AlertSet actualAlerts() {
+    AlertSet actual;
+    for (const auto& record : kafka_->readAll(alerts_)) {
+      actual.add(record.value.value_or(""));
+      const json alert = json::parse(record.value.value_or("{}"));
+      EXPECT_EQ(record.key, alert.value("card_ref", ""));
+      EXPECT_EQ(record.headers.count("idempotency-key"), 1u);
+      EXPECT_EQ(record.headers.at("idempotency-key"), alert.value("idempotency_key", ""));
+    }
+    return actual;
+  }
+
+  void expectAlertsMatchReplay() {
+    ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(180)))
+        << "the service did not catch up; logs in " << work_;
+    const AlertSet expected = expectedAlerts();
+    const AlertSet actual = actualAlerts();
+    EXPECT_GT(expected.by_key.size(), 100u) << "the stream should raise many alerts";
+    EXPECT_EQ(actual.duplicates, 0) << "an idempotency key was written twice";
+    for (const auto& [key, alert] : expected.by_key) {
+      const auto it = actual.by_key.find(key);
+      if (it == actual.by_key.end()) {
+        ADD_FAILURE() << "missing alert " << key;
+      } else {
+        EXPECT_EQ(it->second, alert) << "alert " << key << " differs";
+      }
+    }
+    for (const auto& [key, alert] : actual.by_key) {
+      EXPECT_EQ(expected.by_key.count(key), 1u) << "unexpected alert " << key;
+    }
+  }
+
+  bool waitForSomeProgress() {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (const int64_t offset : kafka_->committedOffsets(group_, input_)) {
+        if (offset > 0) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  std::unique_ptr<TestKafka> kafka_;
+  std::string input_, alerts_, dlq_, group_;
+  fs::path work_;
+  std::vector<std::vector<std::string>> partitions_;
+  std::vector<std::unique_ptr<ChildProcess>> instances_;
+};
+
+TEST_F(LiveServiceTest, AlertsEqualReplayOfEachPartitionAndBadRecordsReachTheDeadLetterTopic) {
+  StreamOptions options;
+  options.records = 30'000;
+  const auto records = generateStream(options);
+  produce(records);
+  auto& service = startInstance("solo");
+  expectAlertsMatchReplay();
+
+  int malformed = 0;
+  for (const auto& r : records) malformed += r.value.find("\"event_time\"") == std::string::npos;
+  const auto dead = kafka_->readAll(dlq_);
+  ASSERT_EQ(static_cast<int>(dead.size()), malformed);
+  for (const auto& record : dead) {
+    EXPECT_EQ(record.headers.at("reject-reason"), "invalid_json");
+    EXPECT_EQ(record.headers.at("source-topic"), input_);
+    const int32_t p = std::stoi(record.headers.at("source-partition"));
+    const int64_t offset = std::stoll(record.headers.at("source-offset"));
+    EXPECT_EQ(record.value, partitions_.at(static_cast<size_t>(p)).at(static_cast<size_t>(offset)));
+  }
+  service.signal(SIGTERM);
+  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+}
+
+TEST_F(LiveServiceTest, KillNineMidStreamThenRestartLosesNothingAndRepeatsNothing) {
+  StreamOptions options;
+  options.records = 200'000;
+  options.cards = 5'000;
+  options.step_ms = 2;
+  produce(generateStream(options));
+  auto& first = startInstance("crashy");
+  ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
+  first.signal(SIGKILL);
+  ASSERT_TRUE(first.waitExit(seconds(10)).has_value());
+  const auto at_crash = kafka_->committedOffsets(group_, input_);
+  const auto ends = kafka_->endOffsets(input_);
+  bool mid_stream = false;
+  for (size_t p = 0; p < ends.size(); ++p) mid_stream |= at_crash[p] < ends[p];
+  EXPECT_TRUE(mid_stream) << "the crash came after the end of the stream: nothing was tested";
+
+  auto& second = startInstance("crashy");  // same instance id: fences the dead one's transaction
+  expectAlertsMatchReplay();
+  second.signal(SIGTERM);
+  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+}
+
+TEST_F(LiveServiceTest, SecondInstanceJoiningAndLeavingMidStreamChangesNothing) {
+  StreamOptions options;
+  options.records = 90'000;
+  options.cards = 3'000;
+  options.step_ms = 5;
+  const auto records = generateStream(options);
+  const auto third = records.size() / 3;
+  produce({records.begin(), records.begin() + static_cast<std::ptrdiff_t>(third)});
+  auto& a = startInstance("a");
+  ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(120))) << a.stderrText();
+
+  auto& b = startInstance("b");
+  produce({records.begin() + static_cast<std::ptrdiff_t>(third),
+           records.begin() + static_cast<std::ptrdiff_t>(2 * third)});
+  ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(120))) << b.stderrText();
+  EXPECT_NE(b.stderrText().find("restored"), std::string::npos)
+      << "the second instance never took a partition: " << b.stderrText();
+
+  b.signal(SIGTERM);
+  EXPECT_EQ(b.waitExit(seconds(25)), 0) << b.stderrText();
+  produce({records.begin() + static_cast<std::ptrdiff_t>(2 * third), records.end()});
+  expectAlertsMatchReplay();
+  a.signal(SIGTERM);
+  EXPECT_EQ(a.waitExit(seconds(25)), 0) << a.stderrText();
+}
+
+TEST_F(LiveServiceTest, SigtermUnderLoadExitsZeroInTimeAndRestartCompletes) {
+  StreamOptions options;
+  options.records = 200'000;
+  options.cards = 5'000;
+  options.step_ms = 2;
+  produce(generateStream(options));
+  auto& first = startInstance("graceful", {"--shutdown-timeout-ms", "10000"});
+  ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
+  const auto started = std::chrono::steady_clock::now();
+  first.signal(SIGTERM);
+  EXPECT_EQ(first.waitExit(seconds(11)), 0) << first.stderrText();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(10));
+
+  auto& second = startInstance("graceful");
+  expectAlertsMatchReplay();
+  second.signal(SIGTERM);
+  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+}
+
+}  // namespace
+}  // namespace fraud::testing
