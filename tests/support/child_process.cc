@@ -27,7 +27,7 @@ std::string readFile(const std::string& path) {
 
 ChildProcess::ChildProcess(const std::string& program, const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env,
-                           const std::string& log_prefix)
+                           const std::string& log_prefix, const std::string& stdin_path)
     : stdout_path_(log_prefix + ".stdout"), stderr_path_(log_prefix + ".stderr") {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -47,6 +47,7 @@ ChildProcess::ChildProcess(const std::string& program, const std::vector<std::st
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path_.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path_.c_str(),

@@ -14,8 +14,10 @@ namespace fraud::testing {
 // Killed with SIGKILL when still running at destruction.
 class ChildProcess {
  public:
+  // Standard input comes from `stdin_path`.
   ChildProcess(const std::string& program, const std::vector<std::string>& args,
-               const std::map<std::string, std::string>& env, const std::string& log_prefix);
+               const std::map<std::string, std::string>& env, const std::string& log_prefix,
+               const std::string& stdin_path = "/dev/null");
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

@@ -1,0 +1,82 @@
+#include "service/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <CLI/CLI.hpp>
+
+namespace fraud::service {
+namespace {
+
+using ::testing::HasSubstr;
+
+ServiceConfig parse(std::vector<std::string> args) {
+  CLI::App app;
+  ServiceConfig config;
+  addRunFlags(app, config);
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  config.resolveDefaults();
+  return config;
+}
+
+TEST(ServiceConfig, DefaultsNeedOnlyBrokers) {
+  const auto config = parse({"--brokers", "localhost:9092"});
+  EXPECT_TRUE(config.validate().empty());
+  EXPECT_EQ(config.input_topic, "transactions");
+  EXPECT_EQ(config.alerts_topic, "alerts");
+  EXPECT_EQ(config.dlq_topic, "transactions.dlq");
+  EXPECT_EQ(config.group_id, "fraud-detector");
+  EXPECT_EQ(config.changelog_topic, "fraud-detector.state-changelog");
+  EXPECT_FALSE(config.instance_id.empty());
+}
+
+TEST(ServiceConfig, ReportsEveryProblemAtOnce) {
+  const auto config =
+      parse({"--window-ms", "0", "--grace-ms", "-1", "--threshold", "5", "--max-events", "4",
+             "--auto-offset-reset", "middle", "--log-format", "xml", "--alerts-topic",
+             "bad topic", "--kafka", "novalue"});
+  const auto problems = config.validate();
+  EXPECT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--brokers")));
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("window_ms")));
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("max_events")));
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--kafka expects KEY=VALUE")));
+}
+
+TEST(ServiceConfig, FlagWinsOverEnvironmentVariable) {
+  ::setenv("FRAUD_WINDOW_MS", "1234", 1);
+  ::setenv("FRAUD_GRACE_MS", "55", 1);
+  const auto config = parse({"--brokers", "b:1", "--window-ms", "999"});
+  ::unsetenv("FRAUD_WINDOW_MS");
+  ::unsetenv("FRAUD_GRACE_MS");
+  EXPECT_EQ(config.detector.window_ms, 999);
+  EXPECT_EQ(config.detector.grace_ms, 55);
+}
+
+TEST(ServiceConfig, KafkaPropertiesComeFromFileThenFlags) {
+  const std::string path = ::testing::TempDir() + "/kafka.properties";
+  {
+    std::ofstream file(path);
+    file << "# comment\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n\nlinger.ms=1\n";
+  }
+  auto config = parse({"--brokers", "b:1", "--kafka-config", path, "--kafka", "linger.ms=20"});
+  std::vector<std::string> problems;
+  const auto properties = kafkaProperties(config, problems);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(properties.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(properties.at("sasl.mechanism"), "PLAIN");
+  EXPECT_EQ(properties.at("linger.ms"), "20");
+}
+
+TEST(ServiceConfig, UnreadableKafkaConfigIsAProblem) {
+  auto config = parse({"--brokers", "b:1", "--kafka-config", "/nonexistent/kafka.properties"});
+  std::vector<std::string> problems;
+  (void)kafkaProperties(config, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr("/nonexistent/kafka.properties"));
+}
+
+}  // namespace
+}  // namespace fraud::service
