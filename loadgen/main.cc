@@ -201,6 +201,9 @@ int main(int argc, char** argv) {
   app.add_option("--latency-wait", run.latency_wait_s,
                  "Seconds to wait for trailing alerts after production")
       ->capture_default_str();
+  app.add_option("--lag-group", run.lag_group,
+                 "Sample this consumer group's lag on --topic every second (the service's group: "
+                 "fraud-detector); reported in the progress line and the summary");
   app.add_flag("--no-progress", no_progress, "No progress line on stderr");
   addKafkaFlags(app, kafka_texts);
 

@@ -1,5 +1,7 @@
 #include "loadgen/production.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <thread>
 
 #include "loadgen/alert_watcher.h"
+#include "loadgen/lag_sampler.h"
 #include "loadgen/latency_tracker.h"
 #include "loadgen/pacing.h"
 #include "loadgen/record_files.h"
@@ -57,6 +60,14 @@ int64_t monotonicNs() {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// CPU time (user + system) this process has used, in seconds.
+double cpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return s(usage.ru_utime) + s(usage.ru_stime);
+}
+
 kafka::Properties producerProperties(const ProductionOptions& o) {
   kafka::Properties properties = {
       {"bootstrap.servers", o.brokers},
@@ -88,7 +99,7 @@ class ProgressLine {
       : enabled_(enabled), start_(start), last_(start) {}
 
   void maybePrint(Clock::time_point now, uint64_t sent, const Deliveries& deliveries,
-                  rd_kafka_t* producer) {
+                  rd_kafka_t* producer, std::optional<int64_t> lag) {
     if (!enabled_ || now - last_ < std::chrono::seconds(1)) return;
     const double rate = static_cast<double>(sent - last_sent_) / seconds(now - last_);
     last_ = now;
@@ -98,12 +109,14 @@ class ProgressLine {
                    seconds(now - start_), static_cast<unsigned long long>(sent), rate);
       return;
     }
+    const std::string lag_text = lag ? ", lag " + std::to_string(*lag) : std::string();
     std::fprintf(stderr,
                  "fraud-loadgen: %.0f s, %llu sent (%.0f/s), %llu acked, %llu errors, "
-                 "queue %d\n",
+                 "queue %d%s\n",
                  seconds(now - start_), static_cast<unsigned long long>(sent), rate,
                  static_cast<unsigned long long>(deliveries.acked),
-                 static_cast<unsigned long long>(deliveries.failed), rd_kafka_outq_len(producer));
+                 static_cast<unsigned long long>(deliveries.failed), rd_kafka_outq_len(producer),
+                 lag_text.c_str());
   }
 
  private:
@@ -254,6 +267,12 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     std::fprintf(stderr, "fraud-loadgen: latency %s\n", latency_note.c_str());
   }
 
+  LagSampler lag;
+  if (producer && !o.lag_group.empty() &&
+      !lag.start(consumerProperties(o), o.lag_group, o.topic, partitions, error)) {
+    return fail(2);
+  }
+
   const bool paced = producer && o.rate.has_value();
   uint64_t limit = UINT64_MAX;
   if (o.count) {
@@ -321,7 +340,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     history.add(now - t0, sent - burst_start);
     if (producer) rd_kafka_poll(producer.get(), 0);
     now = Clock::now();
-    progress.maybePrint(now, sent, deliveries, producer.get());
+    progress.maybePrint(now, sent, deliveries, producer.get(), lag.latest());
     if (paced && sent < limit) {
       const auto next_due = t0 + pacer.dueAt(sent);
       if (next_due > now)
@@ -340,10 +359,11 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     const auto flush_start = Clock::now();
     while (rd_kafka_outq_len(producer.get()) > 0 && Clock::now() - flush_start < kFlushLimit) {
       rd_kafka_flush(producer.get(), 1000);
-      progress.maybePrint(Clock::now(), sent, deliveries, producer.get());
+      progress.maybePrint(Clock::now(), sent, deliveries, producer.get(), lag.latest());
     }
   }
   const auto acked_elapsed = Clock::now() - t0;
+  const double cpu = cpuSeconds();
   if (mirror) {
     const auto wait_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(o.latency_wait_s));
@@ -352,6 +372,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     }
     watcher.stop();
   }
+  lag.stop();
 
   ordered_json summary;
   summary["records"] = sent;
@@ -371,6 +392,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
                             {"first_event_time", first_event_time.value_or(0)}};
   const double elapsed = seconds(production_elapsed);
   summary["elapsed_s"] = elapsed;
+  summary["cpu_s"] = cpu;
   if (producer) {
     summary["topic"] = o.topic;
     summary["target_rate"] = o.rate ? ordered_json(*o.rate) : ordered_json("max");
@@ -385,6 +407,11 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     summary["acked_rate"] = static_cast<double>(deliveries.acked) / seconds(acked_elapsed);
     summary["queue_full_waits"] = queue_full_waits;
     summary["latency"] = mirror ? latencyJson(tracker.summary()) : ordered_json(latency_note);
+    if (!o.lag_group.empty()) {
+      const auto l = lag.summary();
+      summary["consumer_lag"] = {{"group", o.lag_group}, {"samples", l.samples}, {"max", l.max},
+                                 {"p50", l.p50},         {"p99", l.p99},         {"last", l.last}};
+    }
     if (mirror) summary["latency"]["alerts_consumer_errors"] = watcher.consumeErrors();
   } else {
     summary["generation_rate"] = elapsed > 0 ? static_cast<double>(sent) / elapsed : 0.0;

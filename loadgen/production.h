@@ -41,7 +41,9 @@ struct ProductionOptions {
   bool measure_latency = true;
   double latency_wait_s = 10;
   int64_t max_future_skew_ms = 300'000;  // the service's rule, to expect what it will reject
-  bool progress = true;                  // a progress line on stderr every second
+  // A consumer group whose lag on the topic is sampled every second (empty: none).
+  std::string lag_group;
+  bool progress = true;  // a progress line on stderr every second
 
   // Every problem, one message each; empty when usable. `have_key`: a card-hash key was given.
   [[nodiscard]] std::vector<std::string> validate(bool have_key) const;

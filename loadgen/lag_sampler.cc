@@ -1,0 +1,77 @@
+#include "loadgen/lag_sampler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "loadgen/latency_tracker.h"
+
+namespace fraud::loadgen {
+namespace {
+
+constexpr int kTimeoutMs = 5'000;
+
+}  // namespace
+
+LagSampler::~LagSampler() { stop(); }
+
+bool LagSampler::start(const kafka::Properties& properties, const std::string& group,
+                       const std::string& topic, int32_t partitions, std::string& error) {
+  kafka::Properties with_group = properties;
+  with_group.emplace_back("group.id", group);
+  client_ = kafka::makeConsumer(with_group, error);
+  if (!client_) return false;
+  topic_ = topic;
+  partitions_ = partitions;
+  thread_ = std::thread([this] { run(); });
+  return true;
+}
+
+void LagSampler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  client_.reset();
+}
+
+void LagSampler::run() {
+  while (true) {
+    std::string error;
+    const auto committed =
+        kafka::committedOffsets(client_.get(), topic_, partitions_, kTimeoutMs, error);
+    const auto ends = kafka::highWatermarks(client_.get(), topic_, partitions_, kTimeoutMs, error);
+    std::unique_lock lock(mutex_);
+    if (committed && ends) {
+      int64_t lag = 0;
+      for (size_t p = 0; p < ends->size(); ++p) {
+        lag += std::max<int64_t>(0, (*ends)[p] - std::max<int64_t>(0, (*committed)[p]));
+      }
+      samples_.push_back(lag);
+    }
+    if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) return;
+  }
+}
+
+std::optional<int64_t> LagSampler::latest() const {
+  std::lock_guard lock(mutex_);
+  if (samples_.empty()) return std::nullopt;
+  return samples_.back();
+}
+
+LagSampler::Summary LagSampler::summary() const {
+  std::lock_guard lock(mutex_);
+  Summary s;
+  s.samples = samples_.size();
+  if (samples_.empty()) return s;
+  std::vector<int64_t> sorted = samples_;
+  std::sort(sorted.begin(), sorted.end());
+  s.max = sorted.back();
+  s.p50 = *nearestRank(sorted, 50);
+  s.p99 = *nearestRank(sorted, 99);
+  s.last = samples_.back();
+  return s;
+}
+
+}  // namespace fraud::loadgen
