@@ -348,6 +348,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     }
   }
   const auto production_elapsed = Clock::now() - t0;
+  const std::optional<int64_t> lag_at_production_end = lag.latest();
 
   for (const auto& scenario : model.takeOpenScenarios()) {
     if (!truth.add(scenario, error)) io_failed = true;
@@ -411,6 +412,8 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
       const auto l = lag.summary();
       summary["consumer_lag"] = {{"group", o.lag_group}, {"samples", l.samples}, {"max", l.max},
                                  {"p50", l.p50},         {"p99", l.p99},         {"last", l.last}};
+      summary["consumer_lag"]["at_production_end"] =
+          lag_at_production_end ? ordered_json(*lag_at_production_end) : ordered_json();
     }
     if (mirror) summary["latency"]["alerts_consumer_errors"] = watcher.consumeErrors();
   } else {

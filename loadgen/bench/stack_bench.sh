@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The whole stack at a target rate: fresh topics on the scripts/kafka cluster, one
+# `fraud-detector run` instance, `fraud-loadgen` paced at RATE for DURATION measuring end-to-end
+# alert latency and the service group's lag, then `fraud-loadgen verify`. Prints one JSON line of
+# figures; the full summary, verify report and service log stay in OUT.
+#
+# Usage: loadgen/bench/stack_bench.sh [--rate N|max] [--duration S] [--partitions P]
+#                                     [--cards N] [--out DIR] [--kafka-dir DIR] [--build DIR]
+# Exit: 0 when the stack kept up (rate held, no errors, lag drained, verify passed), 1 when it
+# did not, 77 when no cluster is running (ctest skips).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+rate=20000 duration=60 partitions=12 cards=1000000
+build=${FRAUD_BUILD_DIR:-$root/build}
+out=
+kafka_dir=${FRAUD_KAFKA_DIR:-/tmp/fraud-kafka}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rate) rate=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --partitions) partitions=$2; shift 2 ;;
+    --cards) cards=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --kafka-dir) kafka_dir=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "stack_bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+kafka() { "$root/scripts/kafka" --dir "$kafka_dir" "$@"; }
+if ! status=$(kafka status 2>/dev/null); then
+  echo "stack_bench: no running cluster in $kafka_dir (scripts/kafka start --dir $kafka_dir)" >&2
+  exit 77
+fi
+brokers=$(sed -n 's/^bootstrap=//p' <<<"$status")
+
+run_id=bench-$(date +%s)-$$
+out=${out:-$(mktemp -d "/tmp/fraud-$run_id.XXXX")}
+mkdir -p "$out"
+printf 'stack-bench-card-hash-key-%s' "$run_id" >"$out/card-hash.key"
+kafka create-topic "$run_id-tx" "$partitions" >/dev/null
+kafka create-topic "$run_id-alerts" 3 >/dev/null
+kafka create-topic "$run_id-dlq" 3 >/dev/null
+
+service_pid=
+cleanup() {
+  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
+    kill -TERM "$service_pid"
+    wait "$service_pid" || true
+  fi
+}
+trap cleanup EXIT
+
+"$build/service/fraud-detector" run --brokers "$brokers" --input-topic "$run_id-tx" \
+  --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group-id "$run_id" \
+  --instance-id "$run_id-1" --state-dir "$out/state" --card-hash-key-file "$out/card-hash.key" \
+  --http-port 0 >"$out/service.log" 2>&1 &
+service_pid=$!
+# Ready once every partition is assigned and restored.
+for _ in $(seq 120); do
+  [ "$(grep -c 'restored' "$out/service.log" || true)" -ge "$partitions" ] && break
+  kill -0 "$service_pid" 2>/dev/null || { tail "$out/service.log" >&2; exit 1; }
+  sleep 0.5
+done
+
+loadgen_status=0
+"$build/loadgen/fraud-loadgen" --brokers "$brokers" --topic "$run_id-tx" \
+  --alerts-topic "$run_id-alerts" --rate "$rate" --duration "$duration" --cards "$cards" \
+  --seed 1 --card-hash-key-file "$out/card-hash.key" --truth "$out/truth.jsonl" \
+  --lag-group "$run_id" >"$out/summary.json" 2>"$out/progress.txt" || loadgen_status=$?
+
+verify_status=0
+"$build/loadgen/fraud-loadgen" verify --brokers "$brokers" --topic "$run_id-tx" \
+  --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group "$run_id" \
+  --truth "$out/truth.jsonl" --card-hash-key-file "$out/card-hash.key" --wait-seconds 300 \
+  >"$out/verify.json" || verify_status=$?
+
+python3 - "$out" "$rate" "$loadgen_status" "$verify_status" <<'PY'
+import json, sys
+out, rate, loadgen_status, verify_status = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+s = json.load(open(f"{out}/summary.json"))
+v = json.load(open(f"{out}/verify.json"))
+lag = s.get("consumer_lag", {})
+lat = s.get("latency", {}) if isinstance(s.get("latency"), dict) else {}
+achieved = s["achieved_rate"]
+target = achieved if rate == "max" else float(rate)
+# Kept up: the rate held, nothing failed, the lag when production ended was under 2 s of
+# traffic, and the audit passed once the group caught up.
+kept_up = (loadgen_status == 0 and verify_status == 0 and s["errors"] == 0
+           and achieved >= 0.98 * target
+           and (lag.get("at_production_end") or 0) <= 2 * achieved)
+print(json.dumps({
+    "rate": rate, "achieved_rate": round(achieved), "records": s["records"],
+    "rate_max_deviation_10s": s.get("rate_max_deviation_10s"), "errors": s["errors"],
+    "latency_ms": {k: lat.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")},
+    "alerts_matched": f'{lat.get("matched")}/{lat.get("expected_alerts")}',
+    "lag": {k: lag.get(k) for k in ("p50", "p99", "max", "at_production_end")},
+    "verify": v.get("verdict"), "group_wait_s": v.get("group", {}).get("waited_s"),
+    "truth": f'{v.get("truth", {}).get("recalled")}/{v.get("truth", {}).get("scenarios")}',
+    "kept_up": kept_up, "out": out}))
+sys.exit(0 if kept_up else 1)
+PY
