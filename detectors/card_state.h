@@ -1,19 +1,46 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "detectors/transaction.h"
 
 namespace fraud::detectors {
 
+// A tx_id held inline: SPEC §1 caps it at 64 bytes, so an event never allocates, and a card's
+// events, ids included, sit in one contiguous block for the duplicate check.
+class TxId {
+ public:
+  static constexpr size_t kMaxSize = 64;
+
+  TxId() = default;
+  // `id` must be at most kMaxSize bytes (the codec guarantees it); longer is cut.
+  TxId(std::string_view id)  // NOLINT(google-explicit-constructor): a value type for text
+      : size_(static_cast<uint8_t>(std::min(id.size(), kMaxSize))) {
+    std::memcpy(data_, id.data(), size_);
+  }
+  TxId(const char* id) : TxId(std::string_view(id)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] std::string_view view() const { return {data_, size_}; }
+  [[nodiscard]] size_t size() const { return size_; }
+  friend bool operator==(const TxId& a, const TxId& b) { return a.view() == b.view(); }
+  friend bool operator==(const TxId& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  uint8_t size_ = 0;
+  char data_[kMaxSize] = {};
+};
+
 // One accepted transaction as a card keeps it (SPEC §2).
 struct Event {
   EventTime time = 0;
   Country country;
-  std::string tx_id;
+  TxId tx_id;
 
   friend bool operator==(const Event&, const Event&) = default;
 };

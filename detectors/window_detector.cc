@@ -22,11 +22,12 @@ WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef&
   events.erase(events.begin(), first_live);
   if (state.incident && state.incident->end < live_from) state.incident.reset();
 
+  if (events.capacity() == 0) events.reserve(4);  // most cards hold a few events: one allocation
   // After every event with the same time: ties keep their order of acceptance.
   const auto slot = std::upper_bound(
       events.begin(), events.end(), tx.event_time,
       [](EventTime time, const Event& e) { return time < e.time; });
-  events.insert(slot, Event{tx.event_time, tx.country, std::string(tx.tx_id)});
+  events.insert(slot, Event{tx.event_time, tx.country, TxId(tx.tx_id)});
 
   Accepted result;
   if (events.size() > options_.max_events) {
@@ -44,7 +45,7 @@ WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef&
   tx_ids.reserve(window->end - window->begin);
   for (size_t i = window->begin; i < window->end; ++i) {
     countries.push_back(events[i].country);
-    tx_ids.push_back(events[i].tx_id);
+    tx_ids.emplace_back(events[i].tx_id.view());
   }
   std::sort(countries.begin(), countries.end());
   countries.erase(std::unique(countries.begin(), countries.end()), countries.end());

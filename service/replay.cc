@@ -118,6 +118,13 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   size_t batched = 0;
 
   auto flushBatch = [&] {
+    // The slots were prefetched while decoding; now the events they point to.
+    for (size_t i = 0; i < batched; ++i) {
+      if (!decoded[i].ok()) continue;
+      if (const auto* state = store.find(card_refs[i]); state != nullptr) {
+        __builtin_prefetch(state->events.data());
+      }
+    }
     for (size_t i = 0; i < batched; ++i) {
       if (!decoded[i].ok()) {
         counts.countRejected(*decoded[i].rejected);

@@ -50,10 +50,12 @@ class Reader {
     pos_ += 2;
     return true;
   }
-  bool text(std::string& s) {
+  bool txId(detectors::TxId& id) {
     uint64_t len;
-    if (!varint(len) || len > bytes_.size() - pos_) return false;
-    s.assign(bytes_.substr(pos_, len));
+    if (!varint(len) || len > detectors::TxId::kMaxSize || len > bytes_.size() - pos_) {
+      return false;
+    }
+    id = detectors::TxId(bytes_.substr(pos_, len));
     pos_ += len;
     return true;
   }
@@ -81,7 +83,7 @@ void encodeCardState(const CardState& state, std::string& out) {
     previous = e.time;
     putCountry(out, e.country);
     putVarint(out, e.tx_id.size());
-    out.append(e.tx_id);
+    out.append(e.tx_id.view());
   }
   if (!state.incident) {
     out.push_back('\0');
@@ -115,7 +117,7 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
   for (Event& e : state.events) {
     EventTime delta;
     if (!in.time(delta) || delta > INT64_MAX - previous || !in.country(e.country) ||
-        !in.text(e.tx_id)) {
+        !in.txId(e.tx_id)) {
       return std::nullopt;
     }
     e.time = previous + delta;

@@ -253,7 +253,7 @@ TEST_F(PartitionDetectorTest, OverflowEvictsEarliestEventBeyondMaxEvents) {
   const auto result = feed("card-a", "t4", "FR", kT0 + 3);
   EXPECT_EQ(result.overflow_evicted, 1u);
   std::vector<std::string> held;
-  for (const auto& e : stateOf("card-a")->events) held.push_back(e.tx_id);
+  for (const auto& e : stateOf("card-a")->events) held.emplace_back(e.tx_id.view());
   EXPECT_THAT(held, ElementsAre("t2", "t3", "t4"));
   EXPECT_EQ(counts_.overflow_evicted, 1u);
   // The evicted t1 can come back: it is no longer held, so it is not a duplicate.
@@ -284,7 +284,7 @@ TEST_F(PartitionDetectorTest, OverflowMayEvictTheTriggerItself) {
   EXPECT_EQ(result.outcome, Outcome::kAccepted);
   EXPECT_EQ(result.overflow_evicted, 1u);
   std::vector<std::string> held;
-  for (const auto& e : stateOf("card-a")->events) held.push_back(e.tx_id);
+  for (const auto& e : stateOf("card-a")->events) held.emplace_back(e.tx_id.view());
   EXPECT_THAT(held, ElementsAre("t1", "t2", "t3"));
   EXPECT_FALSE(result.alert);  // ES never joined a window
 }

@@ -52,8 +52,8 @@ class StateDbTest : public ::testing::Test {
 TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
   {
     auto store = db_->cardStore(3);
-    store->modify(refOf(1)).events.push_back({100, Country::of('D', 'E'), "a"});
-    store->modify(refOf(2)).events.push_back({200, Country::of('F', 'R'), "b"});
+    store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
+    store->modify(refOf(2)).events.push_back(detectors::Event{200, Country::of('F', 'R'), "b"});
     const PartitionCheckpoint checkpoint{42, 200, 7};
     ASSERT_EQ(store->persist(store->collectChanges(), checkpoint), std::nullopt);
   }
@@ -63,16 +63,16 @@ TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
   auto store = db_->cardStore(3);
   EXPECT_EQ(store->cardCount(), 2u);
   ASSERT_NE(store->find(refOf(1)), nullptr);
-  EXPECT_EQ(store->find(refOf(1))->events.at(0).tx_id, "a");
+  EXPECT_EQ(store->find(refOf(1))->events.at(0).tx_id.view(), "a");
   EXPECT_EQ(db_->cardStore(4)->find(refOf(1)), nullptr);  // partitions are separate
 }
 
 TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
   auto store = db_->cardStore(0);
-  store->modify(refOf(1)).events.push_back({100, Country::of('D', 'E'), "a"});
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
-  store->modify(refOf(1)).events.push_back({150, Country::of('F', 'R'), "b"});
-  store->modify(refOf(9)).events.push_back({160, Country::of('F', 'R'), "c"});
+  store->modify(refOf(1)).events.push_back(detectors::Event{150, Country::of('F', 'R'), "b"});
+  store->modify(refOf(9)).events.push_back(detectors::Event{160, Country::of('F', 'R'), "c"});
   store->erase(refOf(1));
   EXPECT_EQ(store->cardCount(), 1u);
   store->discardChanges();
@@ -84,7 +84,7 @@ TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
 
 TEST_F(StateDbTest, ErasedCardsAreDeletedAtPersist) {
   auto store = db_->cardStore(0);
-  store->modify(refOf(1)).events.push_back({100, Country::of('D', 'E'), "a"});
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
   store->erase(refOf(1));
   EXPECT_EQ(store->find(refOf(1)), nullptr);
@@ -106,8 +106,8 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
       CardRef ref;
       ref.bytes[0] = static_cast<uint8_t>(i);
       ref.bytes[1] = static_cast<uint8_t>(i >> 8);
-      store->modify(ref).events.push_back(
-          {round * 1000 + i, Country::of('D', 'E'), "tx-" + std::to_string(round)});
+      store->modify(ref).events.push_back(detectors::Event{
+          round * 1000 + i, Country::of('D', 'E'), std::string_view("tx-" + std::to_string(round))});
     }
     ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{round, 0, 0}),
               std::nullopt);
@@ -125,11 +125,11 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
 
 TEST_F(StateDbTest, ForEachSeesPersistedAndPendingCardsOnce) {
   auto store = db_->cardStore(0);
-  store->modify(refOf(1)).events.push_back({100, Country::of('D', 'E'), "a"});
-  store->modify(refOf(2)).events.push_back({100, Country::of('D', 'E'), "b"});
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
+  store->modify(refOf(2)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "b"});
   ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
-  store->modify(refOf(2)).events.push_back({110, Country::of('F', 'R'), "c"});
-  store->modify(refOf(3)).events.push_back({120, Country::of('F', 'R'), "d"});
+  store->modify(refOf(2)).events.push_back(detectors::Event{110, Country::of('F', 'R'), "c"});
+  store->modify(refOf(3)).events.push_back(detectors::Event{120, Country::of('F', 'R'), "d"});
   store->erase(refOf(1));
   std::map<CardRef, size_t> seen;
   store->forEach([&](const CardRef& ref, const CardState& state) {
