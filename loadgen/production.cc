@@ -28,6 +28,9 @@ using nlohmann::ordered_json;
 constexpr int32_t kDefaultPartitions = 12;
 constexpr int kMetadataTimeoutMs = 10'000;
 constexpr uint64_t kUnpacedBurst = 4096;
+// The pacer sleeps at most this long between bursts: short against the 10-second span the rate
+// must hold over, long enough not to wake the producer threads for every few records.
+constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kFlushLimit = std::chrono::seconds(300);
 
 // Delivery reports, counted on the thread that polls the producer (this one).
@@ -343,8 +346,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     progress.maybePrint(now, sent, deliveries, producer.get(), lag.latest());
     if (paced && sent < limit) {
       const auto next_due = t0 + pacer.dueAt(sent);
-      if (next_due > now)
-        std::this_thread::sleep_until(std::min(next_due, now + std::chrono::milliseconds(1)));
+      if (next_due > now) std::this_thread::sleep_until(std::min(next_due, now + kMaxSleep));
     }
   }
   const auto production_elapsed = Clock::now() - t0;
