@@ -193,7 +193,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void answerError(int status, std::string_view code, std::string_view message) {
     std::string target;
     std::string method = "-";
-    if (parser_ && parser_->is_header_done()) {
+    if (parser_) {  // the start line's parts, when it was read; else empty
       target = std::string(parser_->get().target());
       method = std::string(parser_->get().method_string());
     }

@@ -100,11 +100,21 @@ Json orNull(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
+// Event::tx_id's text, whether it is held as a std::string or as an inline id with view().
+template <class Id>
+std::string_view idText(const Id& id) {
+  if constexpr (requires { id.view(); }) {
+    return id.view();
+  } else {
+    return std::string_view(id);
+  }
+}
+
 Json cardJson(const CardSnapshot& card) {
   Json events = Json::array();
   for (const auto& e : card.state.events) {
     Json event = Json::object();
-    event["tx_id"] = e.tx_id;
+    event["tx_id"] = std::string(e.tx_id.view());
     event["country"] = e.country.view();
     event["event_time"] = e.time;
     events.push_back(std::move(event));

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "api/http_server.h"
+#include "api/router.h"
+#include "tests/integration/api/http_client.h"
+#include "tests/support/fake_service_view.h"
+
+namespace fraud::api {
+
+// A real HttpServer on 127.0.0.1, an ephemeral port, over a FakeServiceView that tests may
+// change while requests run. Tests adjust options_ before startServer().
+class ApiServerTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kCard = "4111111111111111";
+
+  ApiServerTest() {
+    options_.address = "127.0.0.1";
+    options_.port = 0;
+    view_.setJoined(true);
+    view_.setInstanceId("fraud-detector-0");
+    view_.assignAllActive();
+    // Quiet by default (a test of many requests would print an audit line each); a test that
+    // reads the logs registers its own.
+    for (const char* name : {"audit", "http"}) {
+      spdlog::drop(name);
+      spdlog::register_logger(
+          std::make_shared<spdlog::logger>(name, std::make_shared<spdlog::sinks::null_sink_mt>()));
+    }
+  }
+  ~ApiServerTest() override {
+    server_.reset();
+    spdlog::drop("audit");
+    spdlog::drop("http");
+  }
+
+  void startServer() {
+    router_ = std::make_unique<Router>(options_, view_, registry_);
+    server_ = std::make_unique<HttpServer>(options_, *router_);
+    const auto problem = server_->start();
+    ASSERT_FALSE(problem.has_value()) << *problem;
+    port_ = server_->port();
+    ASSERT_NE(port_, 0);
+  }
+
+  std::string metricsText() {
+    testing::HttpClient client(port_);
+    const auto reply = client.get("/metrics");
+    return reply ? reply->body : std::string();
+  }
+
+  // The registry read in-process, for when no HTTP request can get through.
+  std::string registryText() const {
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, registry_.Collect());
+    return out.str();
+  }
+
+  fraud::testing::FakeServiceView view_;
+  prometheus::Registry registry_;
+  ApiOptions options_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> server_;  // after router_: destroyed first
+  uint16_t port_ = 0;
+};
+
+}  // namespace fraud::api

@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/integration/api/api_server_fixture.h"
+
+namespace fraud::api {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::RawConnection;
+using testing::runCommand;
+using testing::TempDir;
+
+// A self-signed certificate for 127.0.0.1, made with the openssl CLI for each test.
+class TlsTest : public ApiServerTest {
+ protected:
+  void SetUp() override {
+    const auto made = makeCertificate("server");
+    ASSERT_EQ(made.exit_code, 0) << made.output;
+    options_.tls_cert_file = dir_.path() + "/server.crt";
+    options_.tls_key_file = dir_.path() + "/server.key";
+  }
+
+  testing::CommandResult makeCertificate(const std::string& name) const {
+    return runCommand(
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+        "-nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+        "-keyout " +
+        dir_.path() + "/" + name + ".key -out " + dir_.path() + "/" + name + ".crt");
+  }
+
+  // curl, verifying the server against the test's certificate; body then "\n" and status.
+  testing::CommandResult curl(const std::string& args) const {
+    return runCommand("curl -sS --max-time 10 --cacert " + options_.tls_cert_file +
+                      " -w '\\n%{http_code}' " + args);
+  }
+
+  std::string url(const std::string& path) const {
+    return "https://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(TlsTest, ServesEveryKindOfRequestToAVerifyingClient) {
+  startServer();
+  const auto health = curl(url("/healthz"));
+  ASSERT_EQ(health.exit_code, 0) << health.output;
+  EXPECT_EQ(health.output, "{\"status\":\"ok\"}\n200");
+  const auto lookup = curl("-H 'Content-Type: application/json' --data '{\"card\":\"" +
+                           std::string(kCard) + "\"}' " + url("/v1/cards/lookup"));
+  ASSERT_EQ(lookup.exit_code, 0) << lookup.output;
+  EXPECT_TRUE(lookup.output.ends_with("\n404")) << lookup.output;
+  const auto json = nlohmann::json::parse(lookup.output.substr(0, lookup.output.rfind('\n')));
+  EXPECT_EQ(json["error"], "card_not_found");
+  // Two requests on one connection: keep-alive works over TLS too.
+  const auto twice = curl(url("/healthz") + " " + url("/readyz"));
+  EXPECT_EQ(twice.exit_code, 0) << twice.output;
+  EXPECT_NE(twice.output.find("\n200{\"consumer_joined\":true"), std::string::npos) << twice.output;
+  EXPECT_TRUE(twice.output.ends_with("\n200")) << twice.output;
+}
+
+TEST_F(TlsTest, PlainHttpOnTheTlsPortGetsNoAnswer) {
+  startServer();
+  const auto plain =
+      runCommand("curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:" +
+                 std::to_string(port_) + "/healthz");
+  EXPECT_NE(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("200"), std::string::npos) << plain.output;
+  // The server is still fine afterwards.
+  EXPECT_EQ(curl(url("/healthz")).exit_code, 0);
+}
+
+TEST_F(TlsTest, RefusesTls11) {
+  startServer();
+  const auto old = curl("--tlsv1.1 --tls-max 1.1 " + url("/healthz"));
+  EXPECT_NE(old.exit_code, 0) << old.output;
+}
+
+TEST_F(TlsTest, HandshakeThatNeverStartsIsClosedAfterTheReadTimeout) {
+  options_.read_timeout_ms = 200;
+  startServer();
+  RawConnection raw(port_);
+  bool closed = false;
+  (void)raw.readUntilClosed(milliseconds(10'000), closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(curl(url("/healthz")).exit_code, 0);
+}
+
+TEST_F(TlsTest, StartReportsUnreadableOrMismatchedFiles) {
+  options_.tls_cert_file = dir_.path() + "/missing.crt";
+  router_ = std::make_unique<Router>(options_, view_, registry_);
+  {
+    HttpServer server(options_, *router_);
+    const auto problem = server.start();
+    ASSERT_TRUE(problem.has_value());
+    EXPECT_NE(problem->find("missing.crt"), std::string::npos) << *problem;
+  }
+  ASSERT_EQ(makeCertificate("other").exit_code, 0);
+  options_.tls_cert_file = dir_.path() + "/other.crt";
+  HttpServer server(options_, *router_);
+  const auto problem = server.start();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("key"), std::string::npos) << *problem;
+  EXPECT_NE(problem->find("mismatch"), std::string::npos) << *problem;
+}
+
+TEST_F(TlsTest, ConnectionsOverTheCapAreClosedWithoutAHandshake) {
+  options_.max_connections = 1;
+  startServer();
+  RawConnection holder(port_);  // admitted: waits in its handshake
+  ASSERT_TRUE(testing::waitFor(
+      [&] { return registryText().find("fraud_http_open_connections 1\n") != std::string::npos; },
+      milliseconds(5000)));
+  RawConnection over(port_);
+  bool closed = false;
+  const std::string text = over.readUntilClosed(milliseconds(5000), closed);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(text, "");
+}
+
+}  // namespace
+}  // namespace fraud::api
