@@ -86,6 +86,20 @@ void TestKafka::createTopic(const std::string& name, int partitions, bool compac
   }
 }
 
+int TestKafka::leaderOf(const std::string& topic, int32_t partition) {
+  rd_kafka_topic_t* handle = rd_kafka_topic_new(producer_, topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* metadata = nullptr;
+  int leader = -1;
+  if (rd_kafka_metadata(producer_, 0, handle, &metadata, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (metadata->topic_cnt == 1 && partition < metadata->topics[0].partition_cnt) {
+      leader = metadata->topics[0].partitions[partition].leader;
+    }
+    rd_kafka_metadata_destroy(metadata);
+  }
+  rd_kafka_topic_destroy(handle);
+  return leader;
+}
+
 int TestKafka::partitionCount(const std::string& topic) {
   rd_kafka_topic_t* handle = rd_kafka_topic_new(producer_, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* metadata = nullptr;

@@ -36,6 +36,8 @@ class TestKafka {
   [[nodiscard]] static std::string uniqueName(std::string_view prefix);
 
   void createTopic(const std::string& name, int partitions, bool compact = false);
+  // The broker id leading a partition, or -1.
+  [[nodiscard]] int leaderOf(const std::string& topic, int32_t partition);
   // Queues a record for an explicit partition; flush() waits for every acknowledgement.
   void produce(const std::string& topic, int32_t partition, std::string_view key,
                std::string_view value);

@@ -1,0 +1,70 @@
+// On a 3-broker cluster started by scripts/kafka: the leader of an input partition is killed
+// with SIGKILL mid-stream and started again; the alerts still equal `replay`, none twice.
+// Label `fault`: it starts its own cluster and takes a minute, so it runs on demand.
+#include <cstdio>
+
+#include "tests/integration/service/live_service_fixture.h"
+
+namespace fraud::testing {
+namespace {
+
+class BrokerFailoverTest : public LiveServiceTest {
+ protected:
+  void SetUp() override {
+    cluster_dir_ = fs::temp_directory_path() / TestKafka::uniqueName("fault-kafka");
+    const std::string port = std::to_string(49'000 + ::getpid() % 500 * 4);
+    const auto out = script({"start", "--brokers", "3", "--port", port});
+    const auto at = out.find("bootstrap=");
+    ASSERT_NE(at, std::string::npos) << out;
+    auto brokers = out.substr(at + 10);
+    brokers = brokers.substr(0, brokers.find('\n'));
+    useBrokers(brokers);
+  }
+
+  void TearDown() override {
+    LiveServiceTest::TearDown();
+    script({"stop"});
+    fs::remove_all(cluster_dir_);
+  }
+
+  // Runs scripts/kafka with the cluster directory; returns its stdout.
+  std::string script(std::vector<std::string> args) {
+    std::string command = std::string(FRAUD_SOURCE_DIR) + "/scripts/kafka";
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " --dir '" + cluster_dir_.string() + "' 2>&1";
+    std::string out;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+      ::pclose(pipe);
+    }
+    return out;
+  }
+
+  fs::path cluster_dir_;
+};
+
+TEST_F(BrokerFailoverTest, LeaderKilledMidStreamAndRestartedLosesNothingRepeatsNothing) {
+  StreamOptions options;
+  options.records = 150'000;
+  options.cards = 5'000;
+  options.step_ms = 3;
+  produce(generateStream(options));
+  auto& service = startInstance("failover", {"--changelog-replication-factor", "3"});
+  ASSERT_TRUE(waitForSomeProgress()) << service.stderrText();
+
+  const int leader = kafka_->leaderOf(input_, 0);
+  ASSERT_GE(leader, 1);
+  const auto killed = script({"kill-broker", std::to_string(leader)});
+  std::printf("killed broker %d: %s\n", leader, killed.c_str());
+  const auto restarted = script({"start-broker", std::to_string(leader)});
+  std::printf("restarted broker %d: %s\n", leader, restarted.c_str());
+
+  expectAlertsMatchReplay();
+  service.signal(SIGTERM);
+  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+}
+
+}  // namespace
+}  // namespace fraud::testing

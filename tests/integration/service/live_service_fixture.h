@@ -1,0 +1,167 @@
+#pragma once
+
+// A fixture for tests of `fraud-detector run` against a real broker: topics of its own, the
+// service as child processes, and the comparison of the alerts topic with `replay`.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "detectors/partitioner.h"
+#include "tests/support/child_process.h"
+#include "tests/support/test_kafka.h"
+#include "tests/support/transaction_stream.h"
+
+namespace fraud::testing {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr int kPartitions = 4;
+constexpr const char* kKey = "integration-test-key";
+
+// Alerts keyed by idempotency key, without detected_at; keys seen more than once are counted.
+struct AlertSet {
+  std::map<std::string, json> by_key;
+  int duplicates = 0;
+
+  void add(const std::string& text) {
+    json alert = json::parse(text);
+    alert.erase("detected_at");
+    const std::string key = alert.at("idempotency_key");
+    if (!by_key.emplace(key, std::move(alert)).second) ++duplicates;
+  }
+};
+
+class LiveServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto brokers = testBrokers();
+    if (!brokers) GTEST_SKIP() << "FRAUD_TEST_BROKERS is not set (scripts/test starts a broker)";
+    useBrokers(*brokers);
+  }
+
+  // Creates this test's topics on `brokers`.
+  void useBrokers(const std::string& brokers) {
+    kafka_ = std::make_unique<TestKafka>(brokers);
+    const auto name = TestKafka::uniqueName("live");
+    input_ = name + ".tx";
+    alerts_ = name + ".alerts";
+    dlq_ = name + ".dlq";
+    group_ = name + ".group";
+    kafka_->createTopic(input_, kPartitions);
+    kafka_->createTopic(alerts_, 2);
+    kafka_->createTopic(dlq_, 1);
+    work_ = fs::temp_directory_path() / name;
+    fs::create_directories(work_);
+    partitions_.resize(kPartitions);
+  }
+
+  void TearDown() override {
+    instances_.clear();
+    if (!work_.empty() && !HasFailure()) fs::remove_all(work_);
+  }
+
+  ChildProcess& startInstance(const std::string& instance,
+                              const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {
+        "run", "--brokers", kafka_->brokers(), "--input-topic", input_, "--alerts-topic",
+        alerts_, "--dlq-topic", dlq_, "--group-id", group_, "--instance-id", instance,
+        "--state-dir", (work_ / ("state-" + instance)).string(), "--http-port", "0",
+        "--commit-interval-ms", "100", "--kafka", "session.timeout.ms=6000",
+        "--kafka", "heartbeat.interval.ms=500", "--log-level", "info"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto log = (work_ / (instance + "-" + std::to_string(instances_.size()))).string();
+    instances_.push_back(std::make_unique<ChildProcess>(
+        FRAUD_DETECTOR_BIN, args, std::map<std::string, std::string>{{"FRAUD_CARD_HASH_KEY", kKey}},
+        log));
+    return *instances_.back();
+  }
+
+  void produce(const std::vector<TestRecord>& records) {
+    for (const auto& r : records) {
+      const int32_t p = detectors::partitionCrc32(r.key, kPartitions);
+      kafka_->produce(input_, p, r.key, r.value);
+      partitions_[static_cast<size_t>(p)].push_back(r.value);
+    }
+    kafka_->flush();
+  }
+
+  // What `fraud-detector replay` says each partition's records must raise.
+  AlertSet expectedAlerts() {
+    AlertSet expected;
+    for (int p = 0; p < kPartitions; ++p) {
+      const auto input = work_ / ("partition-" + std::to_string(p) + ".jsonl");
+      const auto output = work_ / ("expected-" + std::to_string(p) + ".jsonl");
+      {
+        std::ofstream file(input);
+        for (const auto& value : partitions_[static_cast<size_t>(p)]) file << value << '\n';
+      }
+      ChildProcess replay(FRAUD_DETECTOR_BIN,
+                          {"replay", "--input", input.string(), "--output", output.string()},
+                          {{"FRAUD_CARD_HASH_KEY", kKey}}, (work_ / "replay").string());
+      EXPECT_EQ(replay.waitExit(seconds(120)), 0) << replay.stderrText();
+      std::ifstream lines(output);
+      for (std::string line; std::getline(lines, line);) expected.add(line);
+    }
+    return expected;
+  }
+
+  AlertSet actualAlerts() {
+    AlertSet actual;
+    for (const auto& record : kafka_->readAll(alerts_)) {
+      actual.add(record.value.value_or(""));
+      const json alert = json::parse(record.value.value_or("{}"));
+      EXPECT_EQ(record.key, alert.value("card_ref", ""));
+      EXPECT_EQ(record.headers.count("idempotency-key"), 1u);
+      EXPECT_EQ(record.headers.at("idempotency-key"), alert.value("idempotency_key", ""));
+    }
+    return actual;
+  }
+
+  void expectAlertsMatchReplay() {
+    ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(180)))
+        << "the service did not catch up; logs in " << work_;
+    const AlertSet expected = expectedAlerts();
+    const AlertSet actual = actualAlerts();
+    EXPECT_GT(expected.by_key.size(), 100u) << "the stream should raise many alerts";
+    EXPECT_EQ(actual.duplicates, 0) << "an idempotency key was written twice";
+    for (const auto& [key, alert] : expected.by_key) {
+      const auto it = actual.by_key.find(key);
+      if (it == actual.by_key.end()) {
+        ADD_FAILURE() << "missing alert " << key;
+      } else {
+        EXPECT_EQ(it->second, alert) << "alert " << key << " differs";
+      }
+    }
+    for (const auto& [key, alert] : actual.by_key) {
+      EXPECT_EQ(expected.by_key.count(key), 1u) << "unexpected alert " << key;
+    }
+  }
+
+  bool waitForSomeProgress() {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (const int64_t offset : kafka_->committedOffsets(group_, input_)) {
+        if (offset > 0) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  std::unique_ptr<TestKafka> kafka_;
+  std::string input_, alerts_, dlq_, group_;
+  fs::path work_;
+  std::vector<std::vector<std::string>> partitions_;
+  std::vector<std::unique_ptr<ChildProcess>> instances_;
+};
+
+}  // namespace fraud::testing
