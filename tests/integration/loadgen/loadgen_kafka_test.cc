@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -52,6 +55,7 @@ int run(const std::vector<std::string>& args, const std::string& stdout_path) {
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "cannot execute %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
   int status = 0;
