@@ -322,6 +322,33 @@ TEST_F(ApiServerTest, ManyConcurrentConnectionsWhileTheViewChanges) {
   EXPECT_EQ(total, kClients * (kRequestsEach + 1));
 }
 
+// Two instances: curl follows the 307 from the one that does not hold the card's partition to
+// the one that does, re-posting the body, and gets the card.
+TEST_F(ApiServerTest, CurlFollowsTheRedirectToTheOwningInstance) {
+  fraud::testing::FakeServiceView owner_view;
+  owner_view.setJoined(true);
+  owner_view.setInstanceId("127.0.0.1");
+  owner_view.assignAllActive();
+  const std::string ref = owner_view.putCard(kCard, stateWithEvents(2)).hex();
+  prometheus::Registry owner_registry;
+  Router owner_router(options_, owner_view, owner_registry);
+  HttpServer owner(options_, owner_router);
+  ASSERT_FALSE(owner.start().has_value());
+
+  const int32_t partition = *view_.partitionOf(kCard);
+  view_.revokePartition(partition);
+  view_.setOwner(partition, "127.0.0.1");
+  options_.peer_url_template = "http://{member}:" + std::to_string(owner.port());
+  startServer();
+  const auto result = runCommand(
+      "curl -sS -L -w '\n%{http_code} %{num_redirects}' -H 'Content-Type: application/json' "
+      "--data '{\"card\":\"" +
+      std::string(kCard) + "\"}' http://127.0.0.1:" + std::to_string(port_) + "/v1/cards/lookup");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(result.output.ends_with("\n200 1")) << result.output;
+  EXPECT_EQ(Json::parse(result.output.substr(0, result.output.rfind('\n')))["card_ref"], ref);
+}
+
 TEST_F(ApiServerTest, StopClosesIdleConnectionsAndReturnsPromptly) {
   options_.idle_timeout_ms = 600'000;
   startServer();
