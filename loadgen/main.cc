@@ -34,6 +34,15 @@ void installSignalHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+// The whole text as a number; nothing otherwise.
+std::optional<double> parseNumber(const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
 // "120000", "250ms", "30s", "2m", "1h": a duration in milliseconds; a bare number is in
 // `bare_unit_ms` units. Nothing for anything else.
 std::optional<double> parseDurationMs(const std::string& text, double bare_unit_ms) {
@@ -268,7 +277,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> problems;
   if (rate_text == "max") {
     run.rate.reset();
-  } else if (const auto rate = parseDurationMs(rate_text, 1); rate && *rate > 0) {
+  } else if (const auto rate = parseNumber(rate_text); rate && *rate > 0) {
     run.rate = *rate;
   } else {
     problems.push_back("--rate must be a positive number or 'max', not '" + rate_text + "'");
