@@ -8,33 +8,32 @@
 
 namespace fraud::service {
 
-std::optional<CardHashKey> loadCardHashKey(const std::optional<std::string>& key_file,
-                                           std::string& error) {
-  CardHashKey key;
-  if (key_file) {
-    key.source = *key_file;
-    std::ifstream in(*key_file, std::ios::binary);
+std::optional<Secret> loadSecret(const std::optional<std::string>& file, std::string_view flag,
+                                 const char* env_var, std::string_view what, std::string& error) {
+  Secret secret;
+  if (file) {
+    secret.source = *file;
+    std::ifstream in(*file, std::ios::binary);
     if (!in) {
-      error = "cannot read card-hash key file " + *key_file + ": " + std::strerror(errno);
+      error = "cannot read " + std::string(what) + " file " + *file + ": " + std::strerror(errno);
       return std::nullopt;
     }
     std::ostringstream content;
     content << in.rdbuf();
-    key.bytes = content.str();
-    if (!key.bytes.empty() && key.bytes.back() == '\n') key.bytes.pop_back();
-  } else if (const char* env = std::getenv(kCardHashKeyEnv); env != nullptr) {
-    key.source = kCardHashKeyEnv;
-    key.bytes = env;
+    secret.bytes = content.str();
+    if (!secret.bytes.empty() && secret.bytes.back() == '\n') secret.bytes.pop_back();
+  } else if (const char* env = std::getenv(env_var); env != nullptr) {
+    secret.source = env_var;
+    secret.bytes = env;
   } else {
-    error = std::string("no card-hash key: pass --card-hash-key-file PATH or set ") +
-            kCardHashKeyEnv;
+    error = "no " + std::string(what) + ": pass " + std::string(flag) + " PATH or set " + env_var;
     return std::nullopt;
   }
-  if (key.bytes.empty()) {
-    error = "the card-hash key from " + key.source + " is empty";
+  if (secret.bytes.empty()) {
+    error = "the " + std::string(what) + " from " + secret.source + " is empty";
     return std::nullopt;
   }
-  return key;
+  return secret;
 }
 
 }  // namespace fraud::service

@@ -82,128 +82,180 @@ std::optional<double> ChangelogRestorer::progress(int32_t partition) const {
   return it->second;
 }
 
+// One partition being restored.
+struct ChangelogRestorer::Job {
+  int32_t partition = 0;
+  std::chrono::steady_clock::time_point started;
+  std::optional<state::PartitionCheckpoint> local;  // the checkpoint on disk before the restore
+  std::optional<state::PartitionCheckpoint> latest;  // the last checkpoint record read
+  int64_t start = 0;
+  int64_t end = 0;   // the changelog's end offset when the restore began
+  int64_t next = 0;  // the next changelog offset to apply
+  uint64_t records = 0;
+  std::vector<state::CardChange> batch;
+  bool done = false;
+};
+
 void ChangelogRestorer::loop() {
   while (true) {
-    int32_t partition;
+    std::vector<int32_t> partitions;
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      partition = queue_.front();
-      queue_.pop_front();
+      partitions.assign(queue_.begin(), queue_.end());
+      queue_.clear();
     }
-    auto result = restore(partition);
-    std::lock_guard lock(mu_);
-    if (cancelled_[partition]) continue;  // revoked meanwhile: nobody wants the result
-    progress_.erase(partition);
-    completed_.push_back(std::move(result));
+    restore(std::move(partitions));
   }
 }
 
-RestoreResult ChangelogRestorer::restore(int32_t partition) {
-  const auto started = std::chrono::steady_clock::now();
+void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
+  job.done = true;
   RestoreResult result;
-  result.partition = partition;
-  auto fail = [&](std::string message) {
-    result.error = "restore of partition " + std::to_string(partition) + ": " + message;
-    result.duration = std::chrono::steady_clock::now() - started;
-    return result;
-  };
+  result.partition = job.partition;
+  result.records = job.records;
+  if (!error) {
+    result.checkpoint = job.latest ? job.latest : job.local;
+    if (result.checkpoint) result.checkpoint->changelog_next_offset = job.next;
+    error = db_.writeRestored(job.partition, job.batch, result.checkpoint);
+  }
+  if (error) {
+    result.error = "restore of partition " + std::to_string(job.partition) + ": " + *error;
+    result.checkpoint.reset();
+  }
+  job.batch.clear();
+  result.duration = std::chrono::steady_clock::now() - job.started;
+  std::lock_guard lock(mu_);
+  progress_.erase(job.partition);
+  if (!cancelled_[job.partition]) completed_.push_back(std::move(result));
+}
 
-  auto local = db_.checkpoint(partition);
-  int64_t low = 0;
-  int64_t high = 0;
-  const auto err = rd_kafka_query_watermark_offsets(consumer_.get(), topic_.c_str(), partition,
-                                                    &low, &high, kWatermarkTimeoutMs);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return fail(std::string("changelog watermarks: ") + rd_kafka_err2str(err));
+void ChangelogRestorer::restore(std::vector<int32_t> partitions) {
+  std::map<int32_t, Job> jobs;
+  for (const int32_t p : partitions) {
+    Job& job = jobs[p];
+    job.partition = p;
+    job.started = std::chrono::steady_clock::now();
+    job.local = db_.checkpoint(p);
   }
-  int64_t start = local ? local->changelog_next_offset : low;
-  if (local && (start > high || start < low)) {
-    // The changelog no longer matches this disk (topic recreated, or our offset compacted
-    // away): forget the local state and take everything from the changelog.
-    spdlog::warn("partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
-                 "rebuilding from the changelog",
-                 partition, start, low, high);
-    if (auto error = db_.clearPartition(partition)) return fail(*error);
-    local.reset();
-    start = low;
+  // The changelog's start and end offsets of every partition, in two requests.
+  auto earliest = makePartitionList(static_cast<int>(partitions.size()));
+  auto latest = makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions) {
+    rd_kafka_topic_partition_list_add(earliest.get(), topic_.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_topic_partition_list_add(latest.get(), topic_.c_str(), p)->offset =
+        RD_KAFKA_OFFSET_END;
   }
-  result.checkpoint = local;
-  if (start >= high) {
-    result.duration = std::chrono::steady_clock::now() - started;
-    return result;
-  }
-
-  auto assignment = makePartitionList(1);
-  rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), partition)->offset = start;
-  if (auto e = rd_kafka_assign(consumer_.get(), assignment.get())) {
-    return fail(std::string("assign: ") + rd_kafka_err2str(e));
+  for (auto* list : {earliest.get(), latest.get()}) {
+    if (const auto err = rd_kafka_offsets_for_times(consumer_.get(), list, kWatermarkTimeoutMs)) {
+      for (auto& [p, job] : jobs) {
+        finish(job, std::string("changelog offsets: ") + rd_kafka_err2str(err));
+      }
+      return;
+    }
   }
 
-  std::vector<state::CardChange> batch;
-  std::optional<state::PartitionCheckpoint> latest;
-  int64_t next = start;
-  bool reached_end = false;
-  while (!reached_end) {
+  auto assignment = makePartitionList();
+  for (int i = 0; i < latest->cnt; ++i) {
+    Job& job = jobs.at(latest->elems[i].partition);
+    const int64_t low = std::max<int64_t>(0, earliest->elems[i].offset);
+    job.end = std::max<int64_t>(0, latest->elems[i].offset);
+    job.start = job.local ? job.local->changelog_next_offset : low;
+    if (job.local && (job.start > job.end || job.start < low)) {
+      // The changelog no longer matches this disk (topic recreated, or our offset compacted
+      // away): forget the local state and take everything from the changelog.
+      spdlog::warn("partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
+                   "rebuilding from the changelog",
+                   job.partition, job.start, low, job.end);
+      if (auto error = db_.clearPartition(job.partition)) {
+        finish(job, error);
+        continue;
+      }
+      job.local.reset();
+      job.start = low;
+    }
+    job.next = job.start;
+    if (job.start >= job.end) {
+      finish(job, std::nullopt);
+    } else {
+      rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition)->offset =
+          job.start;
+    }
+  }
+  if (assignment->cnt == 0) return;
+  if (const auto err = rd_kafka_assign(consumer_.get(), assignment.get())) {
+    for (auto& [p, job] : jobs) {
+      if (!job.done) finish(job, std::string("assign: ") + rd_kafka_err2str(err));
+    }
+    return;
+  }
+
+  size_t remaining = static_cast<size_t>(assignment->cnt);
+  while (remaining > 0) {
     {
       std::lock_guard lock(mu_);
-      if (stopping_ || cancelled_[partition]) break;
+      if (stopping_) break;
+    }
+    for (auto& [p, job] : jobs) {
+      if (!job.done && cancelled(p)) {
+        job.done = true;
+        --remaining;
+      }
     }
     KafkaMessage message(rd_kafka_consumer_poll(consumer_.get(), kPollMs));
     if (!message) continue;
+    const auto it = jobs.find(message->partition);
+    if (it == jobs.end() || it->second.done) continue;
+    Job& job = it->second;
     if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       // The end of the committed data. A transaction left open by a dead owner holds the
       // stable offset back until the broker aborts it: wait for the end seen at the start.
-      reached_end = message->offset >= high;
-      next = std::max(next, message->offset);
+      job.next = std::max(job.next, message->offset);
+      if (message->offset >= job.end) {
+        finish(job, std::nullopt);
+        --remaining;
+      }
       continue;
     }
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_assign(consumer_.get(), nullptr);
-      return fail(rd_kafka_message_errstr(message.get()));
+      finish(job, rd_kafka_message_errstr(message.get()));
+      --remaining;
+      continue;
     }
-    next = message->offset + 1;
-    ++result.records;
+    job.next = message->offset + 1;
+    ++job.records;
     const auto key = keyOf(message.get());
     if (key == kChangelogCheckpointKey) {
-      auto checkpoint = state::PartitionCheckpoint::decode(payloadOf(message.get()));
-      if (!checkpoint) {
-        rd_kafka_assign(consumer_.get(), nullptr);
-        return fail("unreadable checkpoint record at offset " + std::to_string(message->offset));
+      job.latest = state::PartitionCheckpoint::decode(payloadOf(message.get()));
+      if (!job.latest) {
+        finish(job, "unreadable checkpoint record at offset " + std::to_string(message->offset));
+        --remaining;
+        continue;
       }
-      latest = checkpoint;
     } else if (key.size() == detectors::CardRef{}.bytes.size()) {
       state::CardChange change;
       std::memcpy(change.card_ref.bytes.data(), key.data(), key.size());
       if (message->payload != nullptr) change.encoded = std::string(payloadOf(message.get()));
-      batch.push_back(std::move(change));
+      job.batch.push_back(std::move(change));
+      if (job.batch.size() >= kRestoreBatch) {
+        if (auto error = db_.writeRestored(job.partition, job.batch, std::nullopt)) {
+          finish(job, error);
+          --remaining;
+          continue;
+        }
+        job.batch.clear();
+      }
     } else {
       spdlog::warn("partition {}: changelog record at offset {} has an unknown key; skipped",
-                   partition, message->offset);
-    }
-    if (batch.size() >= kRestoreBatch) {
-      if (auto error = db_.writeRestored(partition, batch, std::nullopt)) return fail(*error);
-      batch.clear();
+                   job.partition, message->offset);
     }
     std::lock_guard lock(mu_);
-    if (high > start) {
-      progress_[partition] =
-          std::min(1.0, static_cast<double>(next - start) / static_cast<double>(high - start));
-    }
+    progress_[job.partition] = std::min(
+        1.0, static_cast<double>(job.next - job.start) / static_cast<double>(job.end - job.start));
   }
   rd_kafka_assign(consumer_.get(), nullptr);
-  if (!reached_end) return fail("stopped before the end of the changelog");
-
-  if (latest) {
-    latest->changelog_next_offset = next;
-    result.checkpoint = latest;
-  } else if (result.checkpoint) {
-    result.checkpoint->changelog_next_offset = next;
-  }
-  if (auto error = db_.writeRestored(partition, batch, result.checkpoint)) return fail(*error);
-  result.duration = std::chrono::steady_clock::now() - started;
-  return result;
 }
 
 }  // namespace fraud::service

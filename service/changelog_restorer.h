@@ -30,8 +30,9 @@ struct RestoreResult {
   std::optional<std::string> error;                      // the restore failed; retry it
 };
 
-// Brings a partition's local state up to what the changelog topic holds (read_committed), from
-// the local checkpoint onward, on its own thread and its own consumer, one partition at a time.
+// Brings partitions' local state up to what the changelog topic holds (read_committed), from
+// each local checkpoint onward, on its own thread and its own consumer. Partitions queued
+// together are read together (one assignment), and each is reported as soon as it is done.
 // The changelog partition of an input partition has the same number.
 class ChangelogRestorer {
  public:
@@ -50,8 +51,10 @@ class ChangelogRestorer {
   [[nodiscard]] std::optional<double> progress(int32_t partition) const;
 
  private:
+  struct Job;
   void loop();
-  RestoreResult restore(int32_t partition);
+  void restore(std::vector<int32_t> partitions);
+  void finish(Job& job, std::optional<std::string> error);
   [[nodiscard]] bool cancelled(int32_t partition) const;
 
   KafkaProperties kafka_;

@@ -14,6 +14,9 @@
 #include <sstream>
 #include <thread>
 
+#include "api/http_server.h"
+#include "api/options.h"
+#include "api/router.h"
 #include "service/card_hash_key.h"
 #include "service/embedded_kafka.h"
 #include "service/logging.h"
@@ -86,10 +89,28 @@ int runService(ServiceConfig config) {
   std::string error;
   auto key = loadCardHashKey(config.card_hash_key_file, error);
   if (!key && config.embedded_kafka && !config.card_hash_key_file) {
-    key = CardHashKey{ephemeralKey(), "a throwaway key"};
+    key = Secret{ephemeralKey(), "a throwaway key"};
   } else if (!key) {
     problems.push_back(error);
   }
+  api::ApiOptions api_options;
+  api_options.address = config.http_address;
+  api_options.port = config.http_port;
+  api_options.ready_max_lag = config.ready_max_lag;
+  api_options.peer_url_template = config.peer_url_template;
+  api_options.tls_cert_file = config.tls_cert_file.value_or("");
+  api_options.tls_key_file = config.tls_key_file.value_or("");
+  if (config.api_token_file || std::getenv(kApiTokenEnv) != nullptr) {
+    std::string token_error;
+    if (auto token = loadSecret(config.api_token_file, "--api-token-file", kApiTokenEnv,
+                                "API token", token_error)) {
+      api_options.api_token = std::move(token->bytes);
+    } else {
+      problems.push_back(token_error);
+    }
+  }
+  for (auto& problem : api_options.validate()) problems.push_back("API: " + problem);
+
   if (!problems.empty()) {
     for (const auto& problem : problems) std::fprintf(stderr, "run: %s\n", problem.c_str());
     std::fprintf(stderr, "run: %zu problem(s); see fraud-detector run --help\n", problems.size());
@@ -127,12 +148,23 @@ int runService(ServiceConfig config) {
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);
   StreamProcessor processor(config, kafka, hasher, *db, metrics);
+  // The API comes up first: liveness and metrics answer while Kafka is still being reached.
+  const api::Router router(api_options, processor, *registry);
+  api::HttpServer http(api_options, router);
+  if (auto http_error = http.start()) {
+    spdlog::critical("cannot serve the API on {}:{}: {}", config.http_address, config.http_port,
+                     *http_error);
+    return 1;
+  }
+  spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",
+               api_options.tls() ? "https" : "http", config.http_address, http.port());
   if (auto start_error = processor.start()) {
     spdlog::critical("cannot start: {}", *start_error);
     return 1;
   }
   StopSignals signals(processor, std::chrono::milliseconds(config.shutdown_timeout_ms));
   const int status = processor.run();
+  http.stop();
   spdlog::info("stopped with status {}", status);
   return status;
 }

@@ -122,6 +122,7 @@ std::optional<std::string> StreamProcessor::start() {
 
   restorer_ = std::make_unique<ChangelogRestorer>(common, config_.changelog_topic, db_);
   if (auto e = restorer_->start()) return e;
+  started_.store(true);
   return std::nullopt;
 }
 
@@ -575,6 +576,8 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
       // No delivery report yet: a restore then re-reads a little more of the changelog.
       checkpoint.changelog_next_offset = w->committed.changelog_next_offset;
     }
+    spdlog::debug("partition {}: checkpoint at offset {}, changelog offset {}", w->partition,
+                  checkpoint.next_offset, checkpoint.changelog_next_offset);
     if (auto error = w->store->persist(w->pending_changes, checkpoint)) {
       // The transaction holds the truth; a restart restores this partition from the changelog.
       spdlog::critical("partition {}: cannot write local checkpoint: {}", w->partition, *error);
@@ -685,6 +688,7 @@ int StreamProcessor::shutdown() {
 
 api::ServiceStatus StreamProcessor::status() const {
   api::ServiceStatus status;
+  if (!started_.load()) return status;
   status.consumer_joined = joined_.load();
   status.outputs_blocked = outputs_blocked_.load();
   status.instance_id = config_.instance_id;
@@ -695,7 +699,7 @@ api::ServiceStatus StreamProcessor::status() const {
     api::PartitionStatus ps;
     ps.partition = p;
     ps.phase = w->active.load() ? api::PartitionPhase::kActive : api::PartitionPhase::kRestoring;
-    ps.restore_progress = w->active.load() ? 1.0 : restorer_->progress(p).value_or(0);
+    ps.restore_progress = w->active.load() ? 1.0 : w->restore_progress.load();
     ps.restored_records = w->restored_records.load();
     if (w->active.load()) {
       std::lock_guard wlock(w->mu);
@@ -753,6 +757,7 @@ api::CardLookup StreamProcessor::lookupHeld(const detectors::CardRef& ref) const
 }
 
 std::optional<std::string> StreamProcessor::ownerOf(int32_t partition) const {
+  if (!started_.load()) return std::nullopt;
   std::lock_guard lock(owners_mu_);
   if (Clock::now() - owners_fetched_ > kOwnersTtl) {
     owners_fetched_ = Clock::now();

@@ -101,6 +101,7 @@ class StreamProcessor final : public api::ServiceView {
   mutable std::shared_mutex workers_mu_;
   std::map<int32_t, std::unique_ptr<Worker>> workers_;
 
+  std::atomic<bool> started_{false};  // start() succeeded: the clients exist
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> joined_{false};
   std::atomic<bool> outputs_blocked_{false};

@@ -66,7 +66,7 @@ class LiveServiceTest : public ::testing::Test {
 
   void TearDown() override {
     instances_.clear();
-    if (!work_.empty() && !HasFailure()) fs::remove_all(work_);
+    if (!work_.empty() && !HasFailure() && std::getenv("FRAUD_TEST_KEEP") == nullptr) fs::remove_all(work_);
   }
 
   ChildProcess& startInstance(const std::string& instance,
