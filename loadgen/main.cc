@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <fstream>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -70,18 +71,39 @@ void addDetectorFlags(CLI::App& cmd, DetectorOptions& options) {
       ->capture_default_str();
 }
 
-void addKafkaFlags(CLI::App& cmd, std::vector<std::string>& properties) {
-  cmd.add_option("--kafka", properties,
+// The librdkafka properties given by --kafka-config (a file, so SASL secrets can be mounted)
+// and the --kafka flags, which win.
+struct KafkaFlags {
+  std::optional<std::string> config_file;
+  std::vector<std::string> properties;
+};
+
+void addKafkaFlags(CLI::App& cmd, KafkaFlags& flags) {
+  cmd.add_option("--kafka-config", flags.config_file,
+                 "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line")
+      ->envname("FRAUD_KAFKA_CONFIG");
+  cmd.add_option("--kafka", flags.properties,
                  "A librdkafka property KEY=VALUE for every client (repeatable; TLS, SASL, "
-                 "tuning)");
+                 "tuning; wins over --kafka-config)");
 }
 
-bool parseKafkaProperties(const std::vector<std::string>& texts, loadgen::kafka::Properties& out,
+bool parseKafkaProperties(const KafkaFlags& flags, loadgen::kafka::Properties& out,
                           std::vector<std::string>& problems) {
+  std::vector<std::string> texts;
+  if (flags.config_file) {
+    std::ifstream file(*flags.config_file);
+    if (!file) problems.push_back("cannot read --kafka-config " + *flags.config_file);
+    for (std::string line; std::getline(file, line);) {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#' || line[first] == '!') continue;
+      texts.push_back(line);
+    }
+  }
+  texts.insert(texts.end(), flags.properties.begin(), flags.properties.end());
   for (const auto& text : texts) {
     const auto property = loadgen::kafka::parseProperty(text);
     if (!property) {
-      problems.push_back("--kafka expects KEY=VALUE, not '" + text + "'");
+      problems.push_back("--kafka/--kafka-config expects KEY=VALUE, not '" + text + "'");
       continue;
     }
     out.push_back(*property);
@@ -134,7 +156,7 @@ int main(int argc, char** argv) {
   std::string max_lateness_text = "120000";
   std::string partitioner_text = "crc32";
   std::optional<std::string> key_file;
-  std::vector<std::string> kafka_texts;
+  KafkaFlags kafka_texts;
   bool no_progress = false;
 
   app.add_option("--brokers", run.brokers,
@@ -218,7 +240,7 @@ int main(int argc, char** argv) {
 
   loadgen::VerifyOptions verify;
   std::optional<std::string> verify_key_file;
-  std::vector<std::string> verify_kafka_texts;
+  KafkaFlags verify_kafka_texts;
   auto* verify_cmd = app.add_subcommand(
       "verify",
       "Audit: run the detection engine offline over every partition of --topic (read_committed) "

@@ -505,6 +505,16 @@ def test_loadgen_is_an_indexed_job_splitting_the_rate():
     assert pod_spec(job)["restartPolicy"] == "Never"
 
 
+def test_loadgen_reads_the_kafka_properties_secret_like_the_service():
+    values = {"loadgen": {"enabled": True}, "secrets": ALL_SECRETS["secrets"]}
+    m = render(values)
+    job_args = flag_values(container(m.one("Job"))["args"])
+    service_env = configmap_env(m) | {e["name"]: e.get("value") for e in container(m.one("StatefulSet")).get("env", [])}
+    assert job_args["--kafka-config"].startswith("/etc/fraud-detector/kafka/")
+    assert job_args["--kafka-config"] == service_env["FRAUD_KAFKA_CONFIG"]
+    assert "--kafka-config" not in flag_values(container(render({"loadgen": {"enabled": True}}).one("Job"))["args"])
+
+
 def test_loadgen_is_off_by_default_and_refuses_a_rate_below_one_per_pod():
     assert render().all("Job") == []
     assert "loadgen.rate (3) is below loadgen.parallelism (4)" in render_error(
