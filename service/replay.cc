@@ -108,10 +108,10 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   ProgressReporter progress(options.progress);
   auto& counts = result.counts;
 
-  // Records go through in batches: every record of a batch is decoded and hashed, and its
+  // Records go through in batches: every record of a batch (32) is decoded and hashed, and its
   // card's state prefetched, before the first is detected, so the memory latency of one card
   // overlaps the work on the others. Detection itself stays in file order.
-  constexpr size_t kBatch = 16;
+  constexpr size_t kBatch = 32;
   std::array<detectors::RecordDecoder, kBatch> decoders;
   std::array<detectors::DecodeResult, kBatch> decoded;
   std::array<detectors::CardRef, kBatch> card_refs;
@@ -122,7 +122,9 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
     for (size_t i = 0; i < batched; ++i) {
       if (!decoded[i].ok()) continue;
       if (const auto* state = store.find(card_refs[i]); state != nullptr) {
-        __builtin_prefetch(state->events.data());
+        const auto* bytes = reinterpret_cast<const char*>(state->events.data());
+        const size_t size = std::min<size_t>(state->events.size() * sizeof(detectors::Event), 512);
+        for (size_t offset = 0; offset < size; offset += 64) __builtin_prefetch(bytes + offset);
       }
     }
     for (size_t i = 0; i < batched; ++i) {
