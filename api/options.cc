@@ -68,15 +68,15 @@ std::vector<std::string> ApiOptions::validate() const {
                          std::to_string(api_token->size()));
     } else if (!isB64Token(*api_token)) {
       // Never echo the token: it is a secret.
-      problems.push_back(
+      problems.emplace_back(
           "api_token must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =");
     }
   }
   if (tls_cert_file.empty() != tls_key_file.empty()) {
-    problems.push_back("tls_cert_file and tls_key_file must be set together");
+    problems.emplace_back("tls_cert_file and tls_key_file must be set together");
   }
-  checkRange<size_t>(problems, "max_header_bytes", max_header_bytes, 1024, 1024 * 1024);
-  checkRange<size_t>(problems, "max_body_bytes", max_body_bytes, 1024, 16 * 1024 * 1024);
+  checkRange<size_t>(problems, "max_header_bytes", max_header_bytes, 1024, size_t{1024} * 1024);
+  checkRange<size_t>(problems, "max_body_bytes", max_body_bytes, 1024, size_t{16} * 1024 * 1024);
   checkRange<int64_t>(problems, "read_timeout_ms", read_timeout_ms, 10, 3'600'000);
   checkRange<int64_t>(problems, "idle_timeout_ms", idle_timeout_ms, 10, 3'600'000);
   checkRange<uint32_t>(problems, "max_connections", max_connections, 1, 100'000);
