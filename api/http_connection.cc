@@ -75,7 +75,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   }
 
  private:
-  enum class Phase { kHandshake, kIdle, kReading, kWriting, kClosing, kClosed };
+  enum class Phase { kHandshake, kIdle, kReading, kAnswering, kWriting, kClosing, kClosed };
 
   tcp::socket& socket() { return beast::get_lowest_layer(stream_).socket(); }
   bool receivedSome() const { return buffer_.size() > 0 || (parser_ && parser_->got_some()); }
@@ -186,8 +186,24 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     }
     request.body = std::move(message.body());
     request.client = client_;
-    const bool keep_alive = message.keep_alive() && !hub_.stopping();
-    write(hub_.router().handle(request), request.method, message.version(), keep_alive);
+    const unsigned version = message.version();
+    const bool keep_alive = message.keep_alive();
+    if (!Router::readsView(request.target)) {
+      write(hub_.router().handle(request), request.method, version, keep_alive && !hub_.stopping());
+      return;
+    }
+    // Off the I/O threads: a slow view read must not hold up probes, scrapes or other clients.
+    phase_ = Phase::kAnswering;
+    asio::post(hub_.viewPool(), [self = this->shared_from_this(), request = std::move(request),
+                                 version, keep_alive]() mutable {
+      HttpResponse response = self->hub_.router().handle(request);
+      asio::dispatch(self->stream_.get_executor(), [self, response = std::move(response),
+                                                    method = std::move(request.method), version,
+                                                    keep_alive]() mutable {
+        if (self->phase_ != Phase::kAnswering) return;  // closed meanwhile
+        self->write(std::move(response), method, version, keep_alive && !self->hub_.stopping());
+      });
+    });
   }
 
   void answerError(int status, std::string_view code, std::string_view message) {
@@ -302,8 +318,9 @@ void serve(ConnectionHub& hub, std::string client, StreamArgs&&... stream_args) 
 
 }  // namespace
 
-ConnectionHub::ConnectionHub(const ApiOptions& options, const Router& router)
-    : options_(options), router_(router) {
+ConnectionHub::ConnectionHub(const ApiOptions& options, const Router& router,
+                             asio::thread_pool& view_pool)
+    : options_(options), router_(router), view_pool_(view_pool) {
   log_ = spdlog::get("http");
   if (!log_) log_ = spdlog::default_logger()->clone("http");
 }

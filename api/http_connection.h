@@ -5,6 +5,7 @@
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -35,10 +36,13 @@ class Connection {
 // What the connections of one server share. Thread-safe.
 class ConnectionHub {
  public:
-  ConnectionHub(const ApiOptions& options, const Router& router);
+  // `view_pool` runs the answers that read the service view (Router::readsView).
+  ConnectionHub(const ApiOptions& options, const Router& router,
+                boost::asio::thread_pool& view_pool);
 
   const ApiOptions& options() const { return options_; }
   const Router& router() const { return router_; }
+  boost::asio::thread_pool& viewPool() const { return view_pool_; }
   spdlog::logger& log() const { return *log_; }
   [[nodiscard]] bool stopping() const { return stopping_.load(std::memory_order_acquire); }
   void setStopping() { stopping_.store(true, std::memory_order_release); }
@@ -62,6 +66,7 @@ class ConnectionHub {
   };
   const ApiOptions& options_;
   const Router& router_;
+  boost::asio::thread_pool& view_pool_;
   std::shared_ptr<spdlog::logger> log_;
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;

@@ -3,12 +3,14 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <thread>
 #include <vector>
@@ -25,7 +27,9 @@ using error_code = boost::system::error_code;
 class HttpServer::Impl {
  public:
   Impl(ApiOptions options, const Router& router)
-      : options_(std::move(options)), hub_(options_, router) {}
+      : options_(std::move(options)),
+        view_pool_(options_.view_threads),
+        hub_(options_, router, view_pool_) {}
 
   ~Impl() { stop(std::chrono::seconds(2)); }
 
@@ -41,6 +45,8 @@ class HttpServer::Impl {
       return problem;
     }
     accept();
+    // Keeps the I/O threads running while the only work left is an answer on the view pool.
+    work_.emplace(ioc_->get_executor());
     for (uint32_t i = 0; i < options_.threads; ++i) {
       threads_.emplace_back([this] { run(); });
     }
@@ -64,6 +70,8 @@ class HttpServer::Impl {
       hub_.log().warn("HTTP server: closing connections with requests still in flight");
       (void)hub_.shutdownAll(true, std::chrono::seconds(1));
     }
+    view_pool_.join();  // answers still being computed finish; their writes are dropped below
+    work_.reset();
     ioc_->stop();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
@@ -140,9 +148,11 @@ class HttpServer::Impl {
   }
 
   const ApiOptions options_;
+  asio::thread_pool view_pool_;
   detail::ConnectionHub hub_;
   std::optional<asio::ssl::context> tls_;
   std::optional<asio::io_context> ioc_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::optional<tcp::acceptor> acceptor_;  // used on its strand only
   std::optional<asio::steady_timer> retry_;
   std::vector<std::thread> threads_;

@@ -81,6 +81,7 @@ std::vector<std::string> ApiOptions::validate() const {
   checkRange<int64_t>(problems, "idle_timeout_ms", idle_timeout_ms, 10, 3'600'000);
   checkRange<uint32_t>(problems, "max_connections", max_connections, 1, 100'000);
   checkRange<uint32_t>(problems, "threads", threads, 1, 64);
+  checkRange<uint32_t>(problems, "view_threads", view_threads, 1, 64);
   return problems;
 }
 

@@ -39,8 +39,13 @@ struct ApiOptions {
   int64_t idle_timeout_ms = 60'000;
   // Open connections beyond this are answered 503 and closed (TLS: closed). 1..100'000.
   uint32_t max_connections = 1024;
-  // Threads running the server's I/O and handlers. 1..64.
+  // Threads running the server's I/O and the answers that need no service view (/healthz,
+  // /metrics, /openapi.json). 1..64.
   uint32_t threads = 1;
+  // Threads running the answers that read the service view (/readyz, /v1/*), apart from the I/O
+  // threads so that a slow view read (a Kafka admin call, a cold RocksDB read) never delays a
+  // liveness probe or a scrape. 1..64.
+  uint32_t view_threads = 2;
 
   [[nodiscard]] bool tls() const { return !tls_cert_file.empty() || !tls_key_file.empty(); }
   // Every violated bound, one message each; empty when the options are usable.

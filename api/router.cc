@@ -179,6 +179,10 @@ std::string_view Router::routeOf(std::string_view target) {
   return kRouteUnmatched;
 }
 
+bool Router::readsView(std::string_view target) {
+  return routeOf(target) == kRouteReady || pathOf(target).starts_with("/v1/");
+}
+
 HttpResponse Router::handle(const HttpRequest& request) const {
   const auto start = std::chrono::steady_clock::now();
   HttpResponse response;

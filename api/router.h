@@ -67,6 +67,8 @@ class Router {
 
   // The route template the path of `target` matches (one of kRoutes).
   [[nodiscard]] static std::string_view routeOf(std::string_view target);
+  // Whether answering `target` may call the service view (and so may block on it).
+  [[nodiscard]] static bool readsView(std::string_view target);
 
  private:
   [[nodiscard]] HttpResponse route(const HttpRequest& request) const;

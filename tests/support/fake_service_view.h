@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -98,6 +99,24 @@ class FakeServiceView final : public api::ServiceView {
     failing_ = failing;
   }
 
+  // While held, lookup() and lookupHeld() wait until released, outside the view's lock: a slow
+  // view read, as an owner query to Kafka or a cold state read can be.
+  void holdLookups() {
+    std::lock_guard lock(gate_mutex_);
+    held_ = true;
+  }
+  void releaseLookups() {
+    {
+      std::lock_guard lock(gate_mutex_);
+      held_ = false;
+    }
+    gate_.notify_all();
+  }
+  [[nodiscard]] int waitingLookups() const {
+    std::lock_guard lock(gate_mutex_);
+    return waiting_;
+  }
+
   [[nodiscard]] static api::PartitionStatus active(int32_t partition, int64_t offset_lag = 0) {
     api::PartitionStatus status;
     status.partition = partition;
@@ -137,6 +156,7 @@ class FakeServiceView final : public api::ServiceView {
   }
   [[nodiscard]] api::CardLookup lookup(int32_t partition,
                                        const detectors::CardRef& card_ref) const override {
+    passGate();
     std::lock_guard lock(mutex_);
     throwIfFailing();
     const api::PartitionStatus* held = find(partition);
@@ -150,6 +170,7 @@ class FakeServiceView final : public api::ServiceView {
             api::CardSnapshot{card_ref, partition, held->stream_time_ms, it->second}};
   }
   [[nodiscard]] api::CardLookup lookupHeld(const detectors::CardRef& card_ref) const override {
+    passGate();
     std::lock_guard lock(mutex_);
     throwIfFailing();
     bool restoring = false;
@@ -182,6 +203,12 @@ class FakeServiceView final : public api::ServiceView {
     throwIfFailing();
     return partition_count_;
   }
+  void passGate() const {
+    std::unique_lock lock(gate_mutex_);
+    ++waiting_;
+    gate_.wait(lock, [this] { return !held_; });
+    --waiting_;
+  }
   void throwIfFailing() const {
     if (failing_) throw std::runtime_error("fake service view failure");
   }
@@ -204,6 +231,10 @@ class FakeServiceView final : public api::ServiceView {
   std::map<int32_t, std::string> owners_;                                         // under mutex_
   std::map<std::pair<int32_t, detectors::CardRef>, detectors::CardState> cards_;  // under mutex_
   bool failing_ = false;                                                          // under mutex_
+  mutable std::mutex gate_mutex_;
+  mutable std::condition_variable gate_;
+  bool held_ = false;        // under gate_mutex_
+  mutable int waiting_ = 0;  // under gate_mutex_
 };
 
 }  // namespace fraud::testing

@@ -206,6 +206,53 @@ TEST_F(ApiServerTest, SlowClientDoesNotHoldUpOthers) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
 }
 
+TEST_F(ApiServerTest, SlowViewReadsDoNotHoldUpProbesOrScrapes) {
+  options_.threads = 1;
+  options_.view_threads = 1;
+  startServer();
+  view_.holdLookups();
+  std::optional<testing::Reply> held_reply;
+  std::thread held([&] {
+    HttpClient client(port_);
+    held_reply = client.lookup(kCard);
+  });
+  ASSERT_TRUE(waitFor([&] { return view_.waitingLookups() == 1; }, milliseconds(5000)));
+  HttpClient client(port_);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(client.get("/healthz")->status, 200);
+  EXPECT_EQ(client.get("/metrics")->status, 200);
+  EXPECT_EQ(client.get("/openapi.json")->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+  EXPECT_EQ(view_.waitingLookups(), 1);  // still held: the answers above did not wait for it
+  view_.releaseLookups();
+  held.join();
+  ASSERT_TRUE(held_reply.has_value());
+  EXPECT_EQ(held_reply->status, 404);
+}
+
+TEST_F(ApiServerTest, StopWaitsForAnAnswerInFlight) {
+  startServer();
+  view_.holdLookups();
+  std::optional<testing::Reply> held_reply;
+  std::thread held([&] {
+    HttpClient client(port_);
+    held_reply = client.lookup(kCard);
+  });
+  ASSERT_TRUE(waitFor([&] { return view_.waitingLookups() == 1; }, milliseconds(5000)));
+  std::thread release([&] {
+    // Released after stop() has begun: stop() must let the answer go out.
+    EXPECT_TRUE(
+        waitFor([&] { return RawConnection(port_).connected() == false; }, milliseconds(5000)));
+    view_.releaseLookups();
+  });
+  server_->stop(std::chrono::seconds(5));
+  release.join();
+  held.join();
+  ASSERT_TRUE(held_reply.has_value());
+  EXPECT_EQ(held_reply->status, 404);
+  EXPECT_FALSE(held_reply->keep_alive);
+}
+
 TEST_F(ApiServerTest, IdleKeepAliveConnectionIsClosedAfterTheIdleTimeout) {
   options_.idle_timeout_ms = 200;
   startServer();
