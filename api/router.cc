@@ -284,6 +284,8 @@ HttpResponse Router::ready() const {
   Json reasons = Json::array();
   Json partitions = Json::array();
   if (!status.consumer_joined) reasons.push_back("consumer has not joined the group");
+  // The service holds its input while alerts cannot be written: its answers are stale.
+  if (status.outputs_blocked) reasons.push_back("alerts cannot be written; input is held");
   for (const auto& p : status.partitions) {
     std::string reason;
     if (p.phase != PartitionPhase::kActive) {
@@ -303,8 +305,6 @@ HttpResponse Router::ready() const {
   Json body = Json::object();
   body["ready"] = reasons.empty();
   body["consumer_joined"] = status.consumer_joined;
-  // Reported, not a condition: blocked outputs hold input, so the offset lag gates readiness
-  // once it matters; a brief broker hiccup must not take every pod out of service at once.
   body["outputs_blocked"] = status.outputs_blocked;
   body["max_lag"] = options_.ready_max_lag;
   body["reasons"] = std::move(reasons);

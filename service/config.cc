@@ -83,6 +83,9 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (commit_interval_ms < 10 || commit_interval_ms > 60'000) {
     add("--commit-interval-ms must be 10..60000, got " + std::to_string(commit_interval_ms));
   }
+  if (checkpoint_interval_ms < 0 || checkpoint_interval_ms > 600'000) {
+    add("--checkpoint-interval-ms must be 0..600000, got " + std::to_string(checkpoint_interval_ms));
+  }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
   }
@@ -192,6 +195,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
       ->capture_default_str();
   opt("--commit-interval-ms", c.commit_interval_ms,
       "How often alerts, state changes and offsets commit in one transaction (ms)")
+      ->capture_default_str();
+  opt("--checkpoint-interval-ms", c.checkpoint_interval_ms,
+      "How often committed state is also written to the local RocksDB (ms; 0: every commit). "
+      "The changelog topic holds it meanwhile")
       ->capture_default_str();
   opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();

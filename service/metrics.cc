@@ -47,7 +47,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                    .Add({}, latenessBuckets())),
       processing(BuildHistogram()
                      .Name("fraud_record_processing_seconds")
-                     .Help("Time to decode, detect and enqueue the output of one record")
+                     .Help("Time per record to decode, detect and enqueue its output (a consumed batch's average)")
                      .Register(registry)
                      .Add({}, processingBuckets())),
       stream_time(BuildGauge()

@@ -20,11 +20,11 @@ class LocalHistogram {
  public:
   explicit LocalHistogram(std::vector<double> bounds)
       : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0.0) {}
-  void observe(double value) {
+  void observe(double value, uint64_t times = 1) {
     size_t i = 0;
     while (i < bounds_.size() && value > bounds_[i]) ++i;
-    counts_[i] += 1;
-    sum_ += value;
+    counts_[i] += static_cast<double>(times);
+    sum_ += value * static_cast<double>(times);
     any_ = true;
   }
   void flushTo(prometheus::Histogram& histogram) {

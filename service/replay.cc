@@ -108,7 +108,7 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   ProgressReporter progress(options.progress);
   auto& counts = result.counts;
 
-  // Records go through in batches: every record of a batch (32) is decoded and hashed, and its
+  // Records go through in batches: every record of a batch is decoded and hashed, and its
   // card's state prefetched, before the first is detected, so the memory latency of one card
   // overlaps the work on the others. Detection itself stays in file order.
   constexpr size_t kBatch = 32;

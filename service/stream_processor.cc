@@ -13,7 +13,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kPollMs = 50;
+constexpr size_t kConsumeBatch = 1024;
 constexpr int kBlockingCallMs = 10'000;
+// librdkafka asks commit and abort to take the remaining transaction time (-1): other
+// timeouts risk desynchronising its transaction state machine.
+constexpr int kRemainingTransactionTime = -1;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
 constexpr auto kOwnersTtl = std::chrono::seconds(5);
 
@@ -47,8 +51,8 @@ struct StreamProcessor::Worker {
   std::unique_ptr<detectors::PartitionDetector> detector;
   int64_t next_offset = -1;
   state::PartitionCheckpoint committed;  // what the last committed transaction covered
+  state::PartitionCheckpoint persisted;  // what the state on disk covers
   bool dirty = false;                    // processed records since the last commit
-  std::vector<state::CardChange> pending_changes;
   int64_t checkpoint_record_offset = -1;  // set by the delivery report of the changelog record
   std::atomic<int64_t> high_watermark{-1};
   std::atomic<double> restore_progress{0};
@@ -66,7 +70,9 @@ StreamProcessor::StreamProcessor(const ServiceConfig& config, KafkaProperties ka
       partitioner_(detectors::parsePartitioner(config.partitioner)
                        .value_or(detectors::Partitioner::kCrc32)),
       lateness_(ServiceMetrics::latenessBuckets()),
-      processing_(ServiceMetrics::processingBuckets()) {}
+      processing_(ServiceMetrics::processingBuckets()),
+      checkpoint_interval_ms_(config.embedded_kafka ? 0 : config.checkpoint_interval_ms),
+      cache_pressure_bytes_((config.state.card_cache_mb << 20) / 10 * 8) {}
 
 StreamProcessor::~StreamProcessor() {
   if (restorer_) restorer_->stop();
@@ -182,10 +188,30 @@ int StreamProcessor::run() {
   spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
                config_.instance_id);
 
+  // Records come in batches: one call, one clock reading and one histogram entry per batch.
+  KafkaQueue queue(rd_kafka_queue_get_consumer(consumer_.get()));
+  std::vector<rd_kafka_message_t*> batch(kConsumeBatch);
   while (!stop_requested_.load()) {
     activateRestored();
-    KafkaMessage message(rd_kafka_consumer_poll(consumer_.get(), in_transaction_ ? 0 : kPollMs));
-    if (message) handle(message.get());
+    int timeout_ms = kPollMs;
+    if (in_transaction_) {
+      const auto due = transaction_started_ + std::chrono::milliseconds(config_.commit_interval_ms);
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count(), 0,
+          kPollMs));
+    }
+    const ssize_t count =
+        rd_kafka_consume_batch_queue(queue.get(), timeout_ms, batch.data(), batch.size());
+    if (count > 0) {
+      const auto started = Clock::now();
+      const int64_t now_ms = coarseWallClockMs();
+      for (ssize_t i = 0; i < count; ++i) {
+        handle(batch[static_cast<size_t>(i)], now_ms);
+        rd_kafka_message_destroy(batch[static_cast<size_t>(i)]);
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+      processing_.observe(seconds / static_cast<double>(count), static_cast<uint64_t>(count));
+    }
     rd_kafka_poll(producer_.get(), 0);
     const auto now = Clock::now();
     if (in_transaction_ &&
@@ -250,6 +276,13 @@ void StreamProcessor::revokePartitions(rd_kafka_topic_partition_list_t* partitio
     if (in_transaction_) abortAndRewind();
   } else if (in_transaction_) {
     if (commit() == CommitResult::kFatal) stop_requested_.store(true);
+  }
+  if (!lost) {
+    // A later owner (us again, perhaps) then restores less of the changelog.
+    for (int i = 0; i < partitions->cnt; ++i) {
+      Worker* w = worker(partitions->elems[i].partition);
+      if (w != nullptr && w->active.load() && !persistWorker(*w)) stop_requested_.store(true);
+    }
   }
   {
     std::unique_lock lock(workers_mu_);
@@ -325,6 +358,7 @@ void StreamProcessor::activateRestored() {
       w->detector = std::make_unique<detectors::PartitionDetector>(config_.detector, *w->store,
                                                                    checkpoint.stream_time);
       w->committed = checkpoint;
+      w->persisted = checkpoint;
       w->next_offset = checkpoint.next_offset;
       w->restored_records.store(result.records);
     }
@@ -344,7 +378,7 @@ void StreamProcessor::activateRestored() {
   }
 }
 
-void StreamProcessor::handle(const rd_kafka_message_t* message) {
+void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) {
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       spdlog::warn("consumer: {}", rd_kafka_message_errstr(message));
@@ -355,7 +389,6 @@ void StreamProcessor::handle(const rd_kafka_message_t* message) {
   // Records of a partition still restoring, or fetched before a seek, are read again later.
   if (w == nullptr || !w->active.load() || message->offset < w->next_offset) return;
   ensureTransaction();
-  const auto started = Clock::now();
 
   const std::string_view value = payloadOf(message);
   const auto decoded = decoder_.decode(value);
@@ -391,8 +424,7 @@ void StreamProcessor::handle(const rd_kafka_message_t* message) {
       }
       tally_.overflow_evicted += result.overflow_evicted;
       lateness_.observe(
-          static_cast<double>(std::max<int64_t>(0, coarseWallClockMs() - decoded.tx.event_time)) /
-          1000.0);
+          static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) / 1000.0);
       if (result.alert) {
         const auto key = detectors::AlertKey::of(*result.alert);
         std::string json;
@@ -408,7 +440,6 @@ void StreamProcessor::handle(const rd_kafka_message_t* message) {
       }
     }
   }
-  processing_.observe(std::chrono::duration<double>(Clock::now() - started).count());
 }
 
 void StreamProcessor::reject(Worker& w, const rd_kafka_message_t* message,
@@ -505,8 +536,7 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
     if (!w->active.load() || !w->dirty) continue;
     dirty.push_back(w.get());
     std::lock_guard lock(w->mu);
-    w->pending_changes = w->store->collectChanges();
-    for (const auto& change : w->pending_changes) {
+    for (const auto& change : w->store->takeCommitChanges()) {
       produce(config_.changelog_topic.c_str(), p, change.card_ref.raw(),
               change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt,
               nullptr, nullptr);
@@ -520,6 +550,7 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
   }
 
   if (produce_failed_) {
+    outputs_blocked_.store(true);
     abortAndRewind();
     return CommitResult::kAborted;
   }
@@ -530,6 +561,7 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
         e) {
       spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
       if (rd_kafka_error_is_fatal(e.get())) return CommitResult::kFatal;
+      outputs_blocked_.store(true);
       abortAndRewind();
       return CommitResult::kAborted;
     }
@@ -540,7 +572,7 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
   // Retries while the cluster cannot take the transaction (e.g. the alerts topic is
   // unavailable): input stays unread meanwhile and readiness reports it.
   while (true) {
-    KafkaError e(rd_kafka_commit_transaction(producer_.get(), kBlockingCallMs));
+    KafkaError e(rd_kafka_commit_transaction(producer_.get(), kRemainingTransactionTime));
     if (!e) break;
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
@@ -549,6 +581,7 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
     }
     if (rd_kafka_error_txn_requires_abort(e.get())) {
       spdlog::warn("commit transaction: {}; aborting and reprocessing", errorText(e.get()));
+      outputs_blocked_.store(true);
       abortAndRewind();
       return CommitResult::kAborted;
     }
@@ -570,32 +603,49 @@ StreamProcessor::CommitResult StreamProcessor::commit() {
 
   for (Worker* w : dirty) {
     std::lock_guard lock(w->mu);
-    state::PartitionCheckpoint checkpoint{w->next_offset, w->detector->streamTime(),
-                                          w->checkpoint_record_offset + 1};
+    w->committed = {w->next_offset, w->detector->streamTime(), w->checkpoint_record_offset + 1};
     if (w->checkpoint_record_offset < 0) {
       // No delivery report yet: a restore then re-reads a little more of the changelog.
-      checkpoint.changelog_next_offset = w->committed.changelog_next_offset;
+      w->committed.changelog_next_offset = w->persisted.changelog_next_offset;
     }
-    spdlog::debug("partition {}: checkpoint at offset {}, changelog offset {}", w->partition,
-                  checkpoint.next_offset, checkpoint.changelog_next_offset);
-    if (auto error = w->store->persist(w->pending_changes, checkpoint)) {
-      // The transaction holds the truth; a restart restores this partition from the changelog.
-      spdlog::critical("partition {}: cannot write local checkpoint: {}", w->partition, *error);
-      return CommitResult::kFatal;
-    }
-    w->pending_changes.clear();
-    w->committed = checkpoint;
     w->dirty = false;
+  }
+  // Every change is committed now: the moment the disk may take them, with their checkpoint.
+  if (started - last_persist_ >= std::chrono::milliseconds(checkpoint_interval_ms_) ||
+      db_.cachedBytes() > cache_pressure_bytes_) {
+    if (!persistCheckpoints()) return CommitResult::kFatal;
   }
   metrics_.flush(tally_, lateness_, processing_);
   metrics_.commit_duration.Observe(std::chrono::duration<double>(Clock::now() - started).count());
   return CommitResult::kCommitted;
 }
 
+bool StreamProcessor::persistCheckpoints() {
+  last_persist_ = Clock::now();
+  for (auto& [p, w] : workers_) {
+    if (w->active.load() && !persistWorker(*w)) return false;
+  }
+  return true;
+}
+
+bool StreamProcessor::persistWorker(Worker& w) {
+  std::lock_guard lock(w.mu);
+  if (w.committed == w.persisted && !w.store->hasUnpersistedChanges()) return true;
+  spdlog::debug("partition {}: checkpoint at offset {}, changelog offset {}", w.partition,
+                w.committed.next_offset, w.committed.changelog_next_offset);
+  if (auto error = w.store->persist(w.committed)) {
+    // The changelog holds the truth; a restart restores this partition from it.
+    spdlog::critical("partition {}: cannot write local checkpoint: {}", w.partition, *error);
+    return false;
+  }
+  w.persisted = w.committed;
+  return true;
+}
+
 void StreamProcessor::abortAndRewind() {
   metrics_.transactions.Add({{"result", "aborted"}}).Increment();
   while (true) {
-    KafkaError e(rd_kafka_abort_transaction(producer_.get(), kBlockingCallMs));
+    KafkaError e(rd_kafka_abort_transaction(producer_.get(), kRemainingTransactionTime));
     if (!e) break;
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("abort transaction: {}", errorText(e.get()));
@@ -607,19 +657,29 @@ void StreamProcessor::abortAndRewind() {
   in_transaction_ = false;
   produce_failed_ = false;
   tally_ = RecordTally{};
-  // Back to the last committed checkpoint: state, stream time and input position.
+  // Back to the last committed checkpoint: state, stream time and input position. Where the
+  // disk already holds it, locally; where it does not (changes committed since the last
+  // persist), through a restore from the changelog, which has them.
   auto positions = makePartitionList();
+  auto restores = makePartitionList();
   for (auto& [p, w] : workers_) {
     if (!w->active.load()) continue;
     std::lock_guard lock(w->mu);
-    w->store->discardChanges();
-    w->pending_changes.clear();
-    w->detector = std::make_unique<detectors::PartitionDetector>(config_.detector, *w->store,
-                                                                 w->committed.stream_time);
-    w->next_offset = w->committed.next_offset;
     w->dirty = false;
-    rd_kafka_topic_partition_list_add(positions.get(), config_.input_topic.c_str(), p)->offset =
-        w->next_offset;
+    w->store->discardChanges();
+    if (w->committed == w->persisted) {
+      w->detector = std::make_unique<detectors::PartitionDetector>(config_.detector, *w->store,
+                                                                   w->persisted.stream_time);
+      w->next_offset = w->persisted.next_offset;
+      rd_kafka_topic_partition_list_add(positions.get(), config_.input_topic.c_str(), p)->offset =
+          w->next_offset;
+    } else {
+      w->active.store(false);
+      w->detector.reset();
+      w->store.reset();
+      rd_kafka_topic_partition_list_add(restores.get(), config_.input_topic.c_str(), p);
+      restorer_->enqueue(p);
+    }
   }
   if (positions->cnt > 0) {
     if (KafkaError e(rd_kafka_seek_partitions(consumer_.get(), positions.get(), kBlockingCallMs));
@@ -627,6 +687,7 @@ void StreamProcessor::abortAndRewind() {
       spdlog::error("rewind after abort: {}", errorText(e.get()));
     }
   }
+  if (restores->cnt > 0) rd_kafka_pause_partitions(consumer_.get(), restores.get());
 }
 
 void StreamProcessor::refreshGauges() {
@@ -670,6 +731,7 @@ int StreamProcessor::shutdown() {
   spdlog::info("stopping: committing and leaving the group");
   int status = 0;
   if (in_transaction_ && commit() != CommitResult::kCommitted) status = 1;
+  if (status == 0 && !persistCheckpoints()) status = 1;
   restorer_->stop();
   // Closing runs the revoke callback (nothing left to commit) and leaves the group, unless the
   // membership is static.

@@ -69,7 +69,8 @@ class StreamProcessor final : public api::ServiceView {
   void assignPartitions(rd_kafka_topic_partition_list_t* partitions);
   void revokePartitions(rd_kafka_topic_partition_list_t* partitions, bool lost);
 
-  void handle(const rd_kafka_message_t* message);
+  // Processes one record; `now_ms` is the wall clock for the lateness histogram.
+  void handle(const rd_kafka_message_t* message, int64_t now_ms);
   void reject(Worker& worker, const rd_kafka_message_t* message, detectors::RejectReason reason);
   void produce(const char* topic, int32_t partition, std::string_view key,
                const std::optional<std::string_view>& value, rd_kafka_headers_t* headers,
@@ -77,6 +78,9 @@ class StreamProcessor final : public api::ServiceView {
   void ensureTransaction();
   [[nodiscard]] CommitResult commit();
   void abortAndRewind();
+  // Writes the committed state of every active partition to disk; false on a disk failure.
+  [[nodiscard]] bool persistCheckpoints();
+  [[nodiscard]] bool persistWorker(Worker& worker);
   void activateRestored();
   [[nodiscard]] int64_t startOffset(int32_t partition);
   void refreshGauges();
@@ -109,11 +113,14 @@ class StreamProcessor final : public api::ServiceView {
   bool produce_failed_ = false;  // an output of this transaction was lost: it must abort
   std::chrono::steady_clock::time_point transaction_started_;
   std::chrono::steady_clock::time_point last_gauges_;
+  std::chrono::steady_clock::time_point last_persist_;
 
   detectors::RecordDecoder decoder_;
   RecordTally tally_;
   LocalHistogram lateness_;
   LocalHistogram processing_;
+  const int64_t checkpoint_interval_ms_;  // 0 in embedded mode: the mock keeps aborted records
+  const uint64_t cache_pressure_bytes_;   // persist early past this, so the cache can evict
 
   mutable std::mutex owners_mu_;
   mutable std::map<int32_t, std::string> owners_;

@@ -79,6 +79,12 @@ class CardMap {
       if (slot.used) visit(slot.key, slot.value);
     }
   }
+  template <typename Visit>
+  void forEachMutable(Visit&& visit) {
+    for (Slot& slot : slots_) {
+      if (slot.used) visit(slot.key, slot.value);
+    }
+  }
 
  private:
   static constexpr size_t kInitialCapacity = 1024;  // a power of two

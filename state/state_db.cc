@@ -27,7 +27,8 @@ namespace {
 constexpr std::string_view kFormatKey = "F";
 constexpr std::string_view kFormatVersion = "1";
 constexpr uint8_t kCheckpointFormat = 1;
-constexpr size_t kEntryOverhead = 128;  // map node, key, CardState and vector headers
+// A cache slot (key, flags, CardState) at the map's load factor.
+constexpr size_t kEntryOverhead = 200;
 
 std::string partitionPrefix(char tag, int32_t partition) {
   std::string key(1, tag);
@@ -54,7 +55,10 @@ int64_t getFixed64(std::string_view in) {
   return static_cast<int64_t>(v);
 }
 
-size_t estimateBytes(size_t encoded_size) { return kEntryOverhead + 2 * encoded_size; }
+size_t bytesOf(const CardState& state) {
+  return kEntryOverhead + state.events.capacity() * sizeof(detectors::Event) +
+         (state.incident ? state.incident->countries.capacity() * sizeof(detectors::Country) : 0);
+}
 
 std::string describe(const rocksdb::Status& status) { return "RocksDB: " + status.ToString(); }
 
@@ -126,7 +130,12 @@ struct StateDb::Impl {
 };
 
 StateDb::StateDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-StateDb::~StateDb() = default;
+
+StateDb::~StateDb() {
+  // Without a write-ahead log, only flushed memtables survive the process.
+  const auto status = impl_->db->Flush(rocksdb::FlushOptions());
+  (void)status;  // a failed flush only means a longer restore from the changelog next time
+}
 
 std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::string& error) {
   auto impl = std::make_unique<Impl>();
@@ -145,7 +154,12 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
   db_options.write_buffer_size = std::max<size_t>(options.write_buffer_mb << 20, 8 << 20) / 4;
   db_options.memtable_prefix_bloom_size_ratio = 0.1;
   db_options.memtable_whole_key_filtering = true;
-  db_options.compression = rocksdb::kLZ4Compression;
+  // Most card states are overwritten or deleted within minutes: no compression for the young
+  // levels, LZ4 for the rest.
+  db_options.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
+                                      rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
+                                      rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
+                                      rocksdb::kLZ4Compression};
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 3;
 
@@ -156,7 +170,7 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
     return nullptr;
   }
   impl->db.reset(db);
-  impl->write_options.sync = options.sync_writes;
+  impl->write_options.disableWAL = true;
   impl->card_cache_budget = static_cast<int64_t>(options.card_cache_mb) << 20;
 
   try {
@@ -243,14 +257,32 @@ uint64_t StateDb::cachedBytes() const {
 
 RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
     : db_(db), partition_(partition) {
-  db_.scan(partitionPrefix('C', partition_), [&](std::string_view, std::string_view) {
+  // Warm the cache with the whole partition while it fits: a complete cache answers every
+  // lookup, so RocksDB is only written to, until the first eviction.
+  db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     ++card_count_;
+    if (!complete_) return;
+    if (db_.cached_bytes.load() > db_.card_cache_budget / 10 * 9) {
+      complete_ = false;
+      return;
+    }
+    auto state = decodeCardState(value);
+    if (!state) {
+      throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+    }
+    CardRef ref;
+    std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());
+    bool inserted = false;
+    Entry& entry = cache_.insert(ref, inserted);
+    entry.state = std::move(*state);
+    entry.referenced = false;
+    charge(entry, bytesOf(entry.state));
   });
   persisted_card_count_ = card_count_;
 }
 
 RocksDbCardStore::~RocksDbCardStore() {
-  for (auto& [ref, entry] : cache_) charge(entry, 0);
+  cache_.forEachMutable([this](const CardRef&, Entry& entry) { charge(entry, 0); });
 }
 
 void RocksDbCardStore::charge(Entry& entry, size_t bytes) {
@@ -258,20 +290,33 @@ void RocksDbCardStore::charge(Entry& entry, size_t bytes) {
   entry.bytes = bytes;
 }
 
-RocksDbCardStore::Entry* RocksDbCardStore::load(const CardRef& card_ref) {
-  if (const auto it = cache_.find(card_ref); it != cache_.end()) {
-    it->second.referenced = true;
-    return &it->second;
+void RocksDbCardStore::markChanged(const CardRef& card_ref, Entry& entry) {
+  if (!entry.commit_changed) {
+    entry.commit_changed = true;
+    commit_changed_.push_back(card_ref);
   }
+  if (!entry.persist_changed) {
+    entry.persist_changed = true;
+    persist_changed_.push_back(card_ref);
+  }
+}
+
+RocksDbCardStore::Entry* RocksDbCardStore::load(const CardRef& card_ref) {
+  if (Entry* entry = cache_.find(card_ref)) {
+    entry->referenced = true;
+    return entry;
+  }
+  if (complete_) return nullptr;
   const auto value = db_.get(cardKey(partition_, card_ref));
   if (!value) return nullptr;
   auto state = decodeCardState(*value);
   if (!state) {
     throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
   }
-  Entry& entry = cache_[card_ref];
+  bool inserted = false;
+  Entry& entry = cache_.insert(card_ref, inserted);
   entry.state = std::move(*state);
-  charge(entry, estimateBytes(value->size()));
+  charge(entry, bytesOf(entry.state));
   return &entry;
 }
 
@@ -283,14 +328,15 @@ const CardState* RocksDbCardStore::find(const CardRef& card_ref) {
 CardState& RocksDbCardStore::modify(const CardRef& card_ref) {
   Entry* entry = load(card_ref);
   if (entry == nullptr) {
-    entry = &cache_[card_ref];
+    bool inserted = false;
+    entry = &cache_.insert(card_ref, inserted);
     charge(*entry, kEntryOverhead);
     ++card_count_;
   } else if (entry->erased) {
     entry->erased = false;
     ++card_count_;
   }
-  changed_.insert(card_ref);
+  markChanged(card_ref, *entry);
   return entry->state;
 }
 
@@ -300,7 +346,7 @@ void RocksDbCardStore::erase(const CardRef& card_ref) {
   entry->erased = true;
   entry->state = CardState{};
   --card_count_;
-  changed_.insert(card_ref);
+  markChanged(card_ref, *entry);
 }
 
 void RocksDbCardStore::forEach(
@@ -308,36 +354,48 @@ void RocksDbCardStore::forEach(
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());
-    if (changed_.count(ref) != 0) return;  // visited from the cache below
+    if (const Entry* entry = cache_.find(ref); entry != nullptr && entry->persist_changed) {
+      return;  // visited from the cache below
+    }
     const auto state = decodeCardState(value);
     if (!state) {
       throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
     }
     visit(ref, *state);
   });
-  for (const auto& ref : changed_) {
-    const Entry& entry = cache_.at(ref);
-    if (!entry.erased) visit(ref, entry.state);
+  for (const auto& ref : persist_changed_) {
+    const Entry* entry = cache_.find(ref);
+    if (!entry->erased) visit(ref, entry->state);
   }
 }
 
-std::vector<CardChange> RocksDbCardStore::collectChanges() const {
+std::vector<CardChange> RocksDbCardStore::takeCommitChanges() {
   std::vector<CardChange> changes;
-  changes.reserve(changed_.size());
-  for (const auto& ref : changed_) {
-    const Entry& entry = cache_.at(ref);
+  changes.reserve(commit_changed_.size());
+  for (const auto& ref : commit_changed_) {
+    Entry* entry = cache_.find(ref);
+    entry->commit_changed = false;
     changes.push_back(CardChange{
-        ref, entry.erased ? std::nullopt : std::optional(encodeCardState(entry.state))});
+        ref, entry->erased ? std::nullopt : std::optional(encodeCardState(entry->state))});
   }
+  commit_changed_.clear();
   return changes;
 }
 
-std::optional<std::string> RocksDbCardStore::persist(const std::vector<CardChange>& changes,
-                                                     const PartitionCheckpoint& checkpoint) {
+std::optional<std::string> RocksDbCardStore::persist(const PartitionCheckpoint& checkpoint) {
   rocksdb::WriteBatch batch;
-  for (const auto& change : changes) {
-    const auto key = cardKey(partition_, change.card_ref);
-    const auto status = change.encoded ? batch.Put(key, *change.encoded) : batch.Delete(key);
+  std::string value;
+  for (const auto& ref : persist_changed_) {
+    const Entry* entry = cache_.find(ref);
+    const auto key = cardKey(partition_, ref);
+    rocksdb::Status status;
+    if (entry->erased) {
+      status = batch.Delete(key);
+    } else {
+      value.clear();
+      encodeCardState(entry->state, value);
+      status = batch.Put(key, value);
+    }
     if (!status.ok()) return describe(status);
   }
   if (const auto status = batch.Put(checkpointKey(partition_), checkpoint.encode()); !status.ok()) {
@@ -346,30 +404,32 @@ std::optional<std::string> RocksDbCardStore::persist(const std::vector<CardChang
   if (const auto status = db_.db->Write(db_.write_options, &batch); !status.ok()) {
     return describe(status);
   }
-  for (const auto& change : changes) {
-    const auto it = cache_.find(change.card_ref);
-    if (it == cache_.end()) continue;
-    if (change.encoded) {
-      charge(it->second, estimateBytes(change.encoded->size()));
+  for (const auto& ref : persist_changed_) {
+    Entry* entry = cache_.find(ref);
+    entry->persist_changed = false;
+    if (entry->erased && !entry->commit_changed) {
+      charge(*entry, 0);
+      cache_.erase(ref);
     } else {
-      charge(it->second, 0);
-      cache_.erase(it);
+      charge(*entry, bytesOf(entry->state));
     }
   }
-  changed_.clear();
+  persist_changed_.clear();
   persisted_card_count_ = card_count_;
   evictIfOverBudget();
   return std::nullopt;
 }
 
 void RocksDbCardStore::discardChanges() {
-  for (const auto& ref : changed_) {
-    const auto it = cache_.find(ref);
-    if (it == cache_.end()) continue;
-    charge(it->second, 0);
-    cache_.erase(it);
+  for (const auto& ref : persist_changed_) {
+    if (Entry* entry = cache_.find(ref)) {
+      charge(*entry, 0);
+      cache_.erase(ref);
+      complete_ = false;  // the persisted version, if any, is on disk only now
+    }
   }
-  changed_.clear();
+  persist_changed_.clear();
+  commit_changed_.clear();
   card_count_ = persisted_card_count_;
 }
 
@@ -377,14 +437,21 @@ void RocksDbCardStore::evictIfOverBudget() {
   // CLOCK: a clean entry used since the last sweep gets a second chance.
   const int64_t target = db_.card_cache_budget / 10 * 9;
   for (int pass = 0; pass < 2 && db_.cached_bytes.load() > db_.card_cache_budget; ++pass) {
-    for (auto it = cache_.begin(); it != cache_.end() && db_.cached_bytes.load() > target;) {
-      if (changed_.count(it->first) != 0 || it->second.referenced) {
-        it->second.referenced = false;
-        ++it;
-        continue;
+    int64_t excess = db_.cached_bytes.load() - target;
+    std::vector<CardRef> victims;
+    cache_.forEachMutable([&](const CardRef& ref, Entry& entry) {
+      if (excess <= 0 || entry.persist_changed) return;
+      if (entry.referenced) {
+        entry.referenced = false;
+        return;
       }
-      charge(it->second, 0);
-      it = cache_.erase(it);
+      victims.push_back(ref);
+      excess -= static_cast<int64_t>(entry.bytes);
+    });
+    for (const auto& ref : victims) {
+      charge(*cache_.find(ref), 0);
+      cache_.erase(ref);
+      complete_ = false;
     }
   }
 }

@@ -5,11 +5,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "detectors/card_store.h"
+#include "state/card_map.h"
 
 namespace fraud::state {
 
@@ -17,8 +16,7 @@ struct StateDbOptions {
   std::string dir;               // required; created when missing
   size_t block_cache_mb = 128;   // RocksDB block cache, shared by all partitions. 8..1048576
   size_t write_buffer_mb = 64;   // memtables, charged to the block cache. 4..1048576
-  size_t card_cache_mb = 256;    // decoded card states kept in memory, all partitions. 1..1048576
-  bool sync_writes = false;      // fsync each checkpoint: survives a machine crash, not only ours
+  size_t card_cache_mb = 1024;   // decoded card states kept in memory, all partitions. 1..1048576
 
   [[nodiscard]] std::vector<std::string> validate() const;
 };
@@ -46,6 +44,11 @@ class RocksDbCardStore;
 // The instance's state on disk: one RocksDB database holding every assigned partition's card
 // states and checkpoints, under a memory budget (shared block cache, write-buffer manager,
 // cache of decoded states). Records a format version and refuses any other.
+//
+// It is a local copy of the changelog topic, which is the durable one: writes skip RocksDB's
+// write-ahead log, and the memtables are flushed when the database closes. After a crash the
+// disk holds the last flushed checkpoint, consistent with its card states (a write batch is
+// flushed whole), and the restore reads the changelog from there.
 // Thread-safety: distinct partitions' stores may be used from different threads; one
 // partition's store from one thread at a time.
 class StateDb {
@@ -81,9 +84,12 @@ class StateDb {
   std::unique_ptr<Impl> impl_;
 };
 
-// One partition's card states: RocksDB behind a write-back cache of decoded states. Changes
-// stay in the cache until persist() writes them with a checkpoint in one batch, so the state on
-// disk always matches a checkpoint; discardChanges() returns to it.
+// One partition's card states: RocksDB behind a write-back cache of decoded states.
+//
+// A change is reported twice: once to the changelog (takeCommitChanges(), every transaction),
+// and once to disk (persist(), every checkpoint interval, with the checkpoint it reaches), so
+// RocksDB takes one write per card per checkpoint however often the card changed. Until then
+// changes live only in the cache; discardChanges() returns to what the disk holds.
 class RocksDbCardStore final : public detectors::CardStore {
  public:
   RocksDbCardStore(StateDb::Impl& db, int32_t partition);
@@ -96,33 +102,39 @@ class RocksDbCardStore final : public detectors::CardStore {
   void forEach(const std::function<void(const detectors::CardRef&, const detectors::CardState&)>&
                    visit) override;
 
-  [[nodiscard]] bool hasChanges() const { return !changed_.empty(); }
-  // The changes since the last persist(), encoded; they stay pending.
-  [[nodiscard]] std::vector<CardChange> collectChanges() const;
-  // Writes `changes` (from collectChanges()) and the checkpoint in one batch; on success the
-  // cache holds them as clean. An error message on failure, nothing changed then.
-  [[nodiscard]] std::optional<std::string> persist(const std::vector<CardChange>& changes,
-                                                   const PartitionCheckpoint& checkpoint);
-  // Forgets every change since the last persist().
+  // The cards changed since the last call, encoded (nothing for an erased card).
+  [[nodiscard]] std::vector<CardChange> takeCommitChanges();
+  // True when cards changed since the last persist().
+  [[nodiscard]] bool hasUnpersistedChanges() const { return !persist_changed_.empty(); }
+  // Writes every card changed since the last persist() and `checkpoint` in one batch; on
+  // success the cache holds them as clean and may evict. An error message on failure, nothing
+  // written then. Call only when every change is committed: the batch must match `checkpoint`.
+  [[nodiscard]] std::optional<std::string> persist(const PartitionCheckpoint& checkpoint);
+  // Forgets every change since the last persist(): the store then reads as the disk does.
   void discardChanges();
 
  private:
   struct Entry {
     detectors::CardState state;
     bool erased = false;
-    bool referenced = true;  // CLOCK bit for eviction
-    size_t bytes = 0;        // estimate charged to the shared budget
+    bool commit_changed = false;   // listed in commit_changed_
+    bool persist_changed = false;  // listed in persist_changed_: not evictable until persisted
+    bool referenced = true;        // CLOCK bit for eviction
+    size_t bytes = 0;              // estimate charged to the shared budget
   };
   Entry* load(const detectors::CardRef& card_ref);
   void charge(Entry& entry, size_t bytes);
+  void markChanged(const detectors::CardRef& card_ref, Entry& entry);
   void evictIfOverBudget();
 
   StateDb::Impl& db_;
   int32_t partition_;
-  std::unordered_map<detectors::CardRef, Entry, detectors::CardRefHash> cache_;
-  std::unordered_set<detectors::CardRef, detectors::CardRefHash> changed_;
+  CardMap<Entry> cache_;
+  std::vector<detectors::CardRef> commit_changed_;
+  std::vector<detectors::CardRef> persist_changed_;
   size_t card_count_ = 0;
   size_t persisted_card_count_ = 0;
+  bool complete_ = true;  // the cache holds every card of the partition: a miss is an absence
 };
 
 }  // namespace fraud::state

@@ -86,6 +86,29 @@ void TestKafka::createTopic(const std::string& name, int partitions, bool compac
   }
 }
 
+void TestKafka::setTopicConfig(const std::string& topic, const std::string& key,
+                               const std::string& value) {
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  ASSERT_EQ(rd_kafka_ConfigResource_set_config(resource, key.c_str(), value.c_str()),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_queue_t* queue = rd_kafka_queue_new(producer_);
+  rd_kafka_AlterConfigs(producer_, &resource, 1, nullptr, queue);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, 30'000);
+  ASSERT_NE(event, nullptr) << "AlterConfigs timed out";
+  EXPECT_EQ(rd_kafka_event_error(event), RD_KAFKA_RESP_ERR_NO_ERROR)
+      << rd_kafka_event_error_string(event);
+  size_t count = 0;
+  const auto* results =
+      rd_kafka_AlterConfigs_result_resources(rd_kafka_event_AlterConfigs_result(event), &count);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(rd_kafka_ConfigResource_error(results[0]), RD_KAFKA_RESP_ERR_NO_ERROR)
+      << rd_kafka_ConfigResource_error_string(results[0]);
+  rd_kafka_event_destroy(event);
+  rd_kafka_queue_destroy(queue);
+  rd_kafka_ConfigResource_destroy(resource);
+}
+
 int TestKafka::leaderOf(const std::string& topic, int32_t partition) {
   rd_kafka_topic_t* handle = rd_kafka_topic_new(producer_, topic.c_str(), nullptr);
   const rd_kafka_metadata_t* metadata = nullptr;

@@ -36,6 +36,9 @@ class TestKafka {
   [[nodiscard]] static std::string uniqueName(std::string_view prefix);
 
   void createTopic(const std::string& name, int partitions, bool compact = false);
+  // Sets the topic's configuration to this one entry (AlterConfigs: any other entry returns
+  // to its default).
+  void setTopicConfig(const std::string& topic, const std::string& key, const std::string& value);
   // The broker id leading a partition, or -1.
   [[nodiscard]] int leaderOf(const std::string& topic, int32_t partition);
   // Queues a record for an explicit partition; flush() waits for every acknowledgement.

@@ -74,10 +74,13 @@ class LiveServiceTest : public ::testing::Test {
     std::vector<std::string> args = {
         "run", "--brokers", kafka_->brokers(), "--input-topic", input_, "--alerts-topic",
         alerts_, "--dlq-topic", dlq_, "--group-id", group_, "--instance-id", instance,
-        "--state-dir", (work_ / ("state-" + instance)).string(), "--http-port", "0",
+        "--state-dir", (work_ / ("state-" + instance)).string(),
         "--commit-interval-ms", "100", "--kafka", "session.timeout.ms=6000",
         "--kafka", "heartbeat.interval.ms=500", "--log-level", "info"};
     args.insert(args.end(), extra.begin(), extra.end());
+    if (std::find(extra.begin(), extra.end(), "--http-port") == extra.end()) {
+      args.insert(args.end(), {"--http-port", "0"});
+    }
     const auto log = (work_ / (instance + "-" + std::to_string(instances_.size()))).string();
     instances_.push_back(std::make_unique<ChildProcess>(
         FRAUD_DETECTOR_BIN, args, std::map<std::string, std::string>{{"FRAUD_CARD_HASH_KEY", kKey}},

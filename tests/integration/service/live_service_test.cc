@@ -1,6 +1,7 @@
 // `fraud-detector run` against a real Kafka broker: live alerts equal `replay` of each
 // partition, across kill -9, a second instance joining and leaving, and SIGTERM under load.
 #include "tests/integration/service/live_service_fixture.h"
+#include "tests/support/http_probe.h"
 
 namespace fraud::testing {
 namespace {
@@ -99,6 +100,48 @@ TEST_F(LiveServiceTest, SigtermUnderLoadExitsZeroInTimeAndRestartCompletes) {
   expectAlertsMatchReplay();
   second.signal(SIGTERM);
   EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+}
+
+TEST_F(LiveServiceTest, UnwritableAlertsTopicHoldsInputReportsNotReadyAndLosesNothing) {
+  StreamOptions options;
+  options.records = 40'000;
+  options.cards = 1'000;
+  const auto records = generateStream(options);
+  const auto half = static_cast<std::ptrdiff_t>(records.size() / 2);
+  produce({records.begin(), records.begin() + half});
+  const uint16_t port = freeTcpPort();
+  auto& service = startInstance(
+      "blocked", {"--http-port", std::to_string(port), "--kafka", "transaction.timeout.ms=10000"});
+  ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(120))) << service.stderrText();
+  const std::string readyz = "http://127.0.0.1:" + std::to_string(port) + "/readyz";
+  EXPECT_EQ(httpGet(readyz).status, 200);
+
+  // Every alert batch is larger than this, a transaction marker is not: the broker refuses each
+  // alert but can still complete aborts.
+  kafka_->setTopicConfig(alerts_, "max.message.bytes", "300");
+  produce({records.begin() + half, records.end()});
+  const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+  HttpAnswer answer;
+  while (std::chrono::steady_clock::now() < deadline) {
+    answer = httpGet(readyz);
+    if (answer.status == 503 && answer.body.find("\"outputs_blocked\":true") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(answer.status, 503) << answer.body;
+  EXPECT_NE(answer.body.find("\"outputs_blocked\":true"), std::string::npos) << answer.body;
+  const auto ends = kafka_->endOffsets(input_);
+  const auto held = kafka_->committedOffsets(group_, input_);
+  int64_t behind = 0;
+  for (size_t p = 0; p < ends.size(); ++p) behind += ends[p] - held[p];
+  EXPECT_GT(behind, 0) << "input was committed while its alerts could not be written";
+
+  kafka_->setTopicConfig(alerts_, "max.message.bytes", "1048588");
+  expectAlertsMatchReplay();
+  EXPECT_EQ(httpGet(readyz).status, 200);
+  service.signal(SIGTERM);
+  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
 }
 
 }  // namespace

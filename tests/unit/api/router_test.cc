@@ -67,11 +67,12 @@ TEST_F(RouterTest, UnknownLagAndEventTimeLagDoNotMakeUnready) {
   EXPECT_EQ(get("/readyz").status, 200);
 }
 
-TEST_F(RouterTest, BlockedOutputsAreReportedButDoNotMakeUnreadyByThemselves) {
+TEST_F(RouterTest, BlockedOutputsMakeUnready) {
   view_.setOutputsBlocked(true);
   const HttpResponse response = get("/readyz");
-  EXPECT_EQ(response.status, 200);
+  EXPECT_EQ(response.status, 503);
   EXPECT_EQ(body(response)["outputs_blocked"], true);
+  EXPECT_EQ(body(response)["reasons"][0], "alerts cannot be written; input is held");
   EXPECT_EQ(body(get("/v1/partitions"))["outputs_blocked"], true);
 }
 

@@ -55,7 +55,7 @@ TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
     store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
     store->modify(refOf(2)).events.push_back(detectors::Event{200, Country::of('F', 'R'), "b"});
     const PartitionCheckpoint checkpoint{42, 200, 7};
-    ASSERT_EQ(store->persist(store->collectChanges(), checkpoint), std::nullopt);
+    ASSERT_EQ(store->persist(checkpoint), std::nullopt);
   }
   reopen();
   EXPECT_EQ(db_->checkpoint(3), (PartitionCheckpoint{42, 200, 7}));
@@ -70,7 +70,7 @@ TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
 TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
-  ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
   store->modify(refOf(1)).events.push_back(detectors::Event{150, Country::of('F', 'R'), "b"});
   store->modify(refOf(9)).events.push_back(detectors::Event{160, Country::of('F', 'R'), "c"});
   store->erase(refOf(1));
@@ -85,13 +85,13 @@ TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
 TEST_F(StateDbTest, ErasedCardsAreDeletedAtPersist) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
-  ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
   store->erase(refOf(1));
   EXPECT_EQ(store->find(refOf(1)), nullptr);
-  const auto changes = store->collectChanges();
+  const auto changes = store->takeCommitChanges();
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_FALSE(changes[0].encoded.has_value());
-  ASSERT_EQ(store->persist(changes, PartitionCheckpoint{2, 100, 0}), std::nullopt);
+  ASSERT_EQ(store->persist(PartitionCheckpoint{2, 100, 0}), std::nullopt);
   store.reset();
   reopen();
   EXPECT_EQ(db_->cardStore(0)->cardCount(), 0u);
@@ -109,7 +109,7 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
       store->modify(ref).events.push_back(detectors::Event{
           round * 1000 + i, Country::of('D', 'E'), std::string_view("tx-" + std::to_string(round))});
     }
-    ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{round, 0, 0}),
+    ASSERT_EQ(store->persist(PartitionCheckpoint{round, 0, 0}),
               std::nullopt);
     EXPECT_LE(db_->cachedBytes(), 1u << 20);
   }
@@ -123,11 +123,32 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
   }
 }
 
+TEST_F(StateDbTest, CommitChangesAreReportedOnceAndPersistWritesEachCardOnce) {
+  auto store = db_->cardStore(0);
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
+  auto first = store->takeCommitChanges();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(decodeCardState(*first[0].encoded)->events.size(), 1u);
+  EXPECT_TRUE(store->takeCommitChanges().empty());
+  store->modify(refOf(1)).events.push_back(detectors::Event{110, Country::of('F', 'R'), "b"});
+  store->modify(refOf(2)).events.push_back(detectors::Event{120, Country::of('F', 'R'), "c"});
+  auto second = store->takeCommitChanges();
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_TRUE(store->hasUnpersistedChanges());
+  ASSERT_EQ(store->persist(PartitionCheckpoint{3, 120, 9}), std::nullopt);
+  EXPECT_FALSE(store->hasUnpersistedChanges());
+  store.reset();
+  reopen();
+  auto reopened = db_->cardStore(0);
+  EXPECT_EQ(reopened->find(refOf(1))->events.size(), 2u);
+  EXPECT_EQ(reopened->cardCount(), 2u);
+}
+
 TEST_F(StateDbTest, ForEachSeesPersistedAndPendingCardsOnce) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   store->modify(refOf(2)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "b"});
-  ASSERT_EQ(store->persist(store->collectChanges(), PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
   store->modify(refOf(2)).events.push_back(detectors::Event{110, Country::of('F', 'R'), "c"});
   store->modify(refOf(3)).events.push_back(detectors::Event{120, Country::of('F', 'R'), "d"});
   store->erase(refOf(1));
