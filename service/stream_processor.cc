@@ -14,10 +14,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kPollMs = 50;
 constexpr size_t kConsumeBatch = 1024;
+constexpr int kCommitCheckMs = 5;  // how soon to look again at a commit in flight
 constexpr int kBlockingCallMs = 10'000;
-// librdkafka asks commit and abort to take the remaining transaction time (-1): other
-// timeouts risk desynchronising its transaction state machine.
-constexpr int kRemainingTransactionTime = -1;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
 constexpr auto kOwnersTtl = std::chrono::seconds(5);
 
@@ -109,6 +107,7 @@ std::optional<std::string> StreamProcessor::start() {
   if (KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
     return "init transactions: " + errorText(e.get());
   }
+  output_ = std::make_unique<TransactionalOutput>(producer_.get());
 
   KafkaProperties consumer_props = common;
   consumer_props["group.id"] = config_.group_id;
@@ -117,6 +116,11 @@ std::optional<std::string> StreamProcessor::start() {
   consumer_props["isolation.level"] = "read_committed";
   consumer_props["auto.offset.reset"] = config_.auto_offset_reset;
   consumer_props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
+  // librdkafka's defaults (1 MiB a partition a fetch, 100k queued messages) starve a consumer
+  // that catches up at hundreds of thousands of records a second; the prefetch queue stays
+  // bounded by queued.max.messages.kbytes (64 MiB).
+  consumer_props.try_emplace("max.partition.fetch.bytes", "10485760");
+  consumer_props.try_emplace("queued.min.messages", "1000000");
   if (config_.static_membership) consumer_props["group.instance.id"] = config_.instance_id;
   auto consumer_conf = makeKafkaConf(consumer_props, error);
   if (!consumer_conf) return "consumer configuration: " + error;
@@ -191,14 +195,21 @@ int StreamProcessor::run() {
   // Records come in batches: one call, one clock reading and one histogram entry per batch.
   KafkaQueue queue(rd_kafka_queue_get_consumer(consumer_.get()));
   std::vector<rd_kafka_message_t*> batch(kConsumeBatch);
+  const auto commit_interval = std::chrono::milliseconds(config_.commit_interval_ms);
   while (!stop_requested_.load()) {
     activateRestored();
+    if (const auto result = output_->finishCommit(/*wait=*/false)) {
+      if (completeCommit(*result) == CommitResult::kFatal) return 1;
+    }
     int timeout_ms = kPollMs;
-    if (in_transaction_) {
-      const auto due = transaction_started_ + std::chrono::milliseconds(config_.commit_interval_ms);
+    if (output_->committing()) {
+      timeout_ms = kCommitCheckMs;
+    } else if (uncommitted_records_ > 0) {
       timeout_ms = static_cast<int>(std::clamp<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count(), 0,
-          kPollMs));
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              last_commit_started_ + commit_interval - Clock::now())
+              .count(),
+          0, kPollMs));
     }
     const ssize_t count =
         rd_kafka_consume_batch_queue(queue.get(), timeout_ms, batch.data(), batch.size());
@@ -212,12 +223,21 @@ int StreamProcessor::run() {
       const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
       processing_.observe(seconds / static_cast<double>(count), static_cast<uint64_t>(count));
     }
-    rd_kafka_poll(producer_.get(), 0);
+    // The committer thread serves delivery reports while a commit is in flight.
+    if (!output_->committing()) rd_kafka_poll(producer_.get(), 0);
     const auto now = Clock::now();
-    if (in_transaction_ &&
-        now - transaction_started_ >= std::chrono::milliseconds(config_.commit_interval_ms)) {
-      if (commit() == CommitResult::kFatal) return 1;
+    if (!output_->committing() && uncommitted_records_ > 0 &&
+        now - last_commit_started_ >= commit_interval) {
+      beginCommit();
+      // The disk may only take state that is all committed: wait for this commit, then write.
+      if (now - last_persist_ >= std::chrono::milliseconds(checkpoint_interval_ms_) ||
+          db_.cachedBytes() > cache_pressure_bytes_) {
+        const auto result = completeCommit(*output_->finishCommit(/*wait=*/true));
+        if (result == CommitResult::kFatal) return 1;
+        if (result == CommitResult::kCommitted && !persistCheckpoints()) return 1;
+      }
     }
+    outputs_blocked_.store(output_->blocked());
     if (now - last_gauges_ >= kGaugeInterval) refreshGauges();
   }
   return shutdown();
@@ -273,9 +293,17 @@ void StreamProcessor::revokePartitions(rd_kafka_topic_partition_list_t* partitio
   metrics_.rebalances.Add({{"kind", lost ? "lost" : "revoke"}}).Increment();
   if (lost) {
     // Another member may own these already: nothing of ours may commit for them.
-    if (in_transaction_) abortAndRewind();
-  } else if (in_transaction_) {
-    if (commit() == CommitResult::kFatal) stop_requested_.store(true);
+    if (const auto result = output_->finishCommit(/*wait=*/true)) {
+      if (completeCommit(*result) == CommitResult::kFatal) stop_requested_.store(true);
+    }
+    if (uncommitted_records_ > 0 || output_->hasOpenWork()) {
+      if (output_->abort(/*outputs_failed=*/false) == TransactionalOutput::Result::kFatal) {
+        stop_requested_.store(true);
+      }
+      rewindToCommitted();
+    }
+  } else if (commitNow() == CommitResult::kFatal) {
+    stop_requested_.store(true);
   }
   if (!lost) {
     // A later owner (us again, perhaps) then restores less of the changelog.
@@ -388,7 +416,7 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
   Worker* w = worker(message->partition);
   // Records of a partition still restoring, or fetched before a seek, are read again later.
   if (w == nullptr || !w->active.load() || message->offset < w->next_offset) return;
-  ensureTransaction();
+  ++uncommitted_records_;
 
   const std::string_view value = payloadOf(message);
   const auto decoded = decoder_.decode(value);
@@ -430,12 +458,8 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
         std::string json;
         json.reserve(512);
         detectors::appendAlertJson(json, *result.alert, key, config_.detector, wallClockMs());
-        rd_kafka_headers_t* headers = rd_kafka_headers_new(1);
-        rd_kafka_header_add(headers, "idempotency-key", -1, key.idempotency_key.data(),
-                            static_cast<ssize_t>(key.idempotency_key.size()));
-        const auto card_ref_hex = result.alert->card_ref.hex();
-        produce(config_.alerts_topic.c_str(), RD_KAFKA_PARTITION_UA, card_ref_hex, json, headers,
-                nullptr);
+        output_->send(config_.alerts_topic, RD_KAFKA_PARTITION_UA, result.alert->card_ref.hex(),
+                      json, {{"idempotency-key", key.idempotency_key}});
         ++(result.alert->incident.revision == 1 ? tally_.alerts_new : tally_.alerts_escalation);
       }
     }
@@ -450,63 +474,17 @@ void StreamProcessor::reject(Worker& w, const rd_kafka_message_t* message,
     w.next_offset = message->offset + 1;
     w.dirty = true;
   }
-  const auto reason_name = detectors::rejectReasonName(reason);
   const auto partition = std::to_string(message->partition);
   const auto offset = std::to_string(message->offset);
-  rd_kafka_headers_t* headers = rd_kafka_headers_new(4);
-  rd_kafka_header_add(headers, "reject-reason", -1, reason_name.data(),
-                      static_cast<ssize_t>(reason_name.size()));
-  rd_kafka_header_add(headers, "source-topic", -1, config_.input_topic.data(),
-                      static_cast<ssize_t>(config_.input_topic.size()));
-  rd_kafka_header_add(headers, "source-partition", -1, partition.data(),
-                      static_cast<ssize_t>(partition.size()));
-  rd_kafka_header_add(headers, "source-offset", -1, offset.data(),
-                      static_cast<ssize_t>(offset.size()));
   const std::optional<std::string_view> value =
       message->payload == nullptr ? std::nullopt : std::optional(payloadOf(message));
-  produce(config_.dlq_topic.c_str(), RD_KAFKA_PARTITION_UA, keyOf(message), value, headers,
-          nullptr);
+  output_->send(config_.dlq_topic, RD_KAFKA_PARTITION_UA, keyOf(message), value,
+                {{"reject-reason", detectors::rejectReasonName(reason)},
+                 {"source-topic", config_.input_topic},
+                 {"source-partition", partition},
+                 {"source-offset", offset}});
 }
 
-void StreamProcessor::produce(const char* topic, int32_t partition, std::string_view key,
-                              const std::optional<std::string_view>& value,
-                              rd_kafka_headers_t* headers, void* opaque) {
-  std::vector<rd_kafka_vu_t> fields(5);
-  fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-  fields[0].u.cstr = topic;
-  fields[1].vtype = RD_KAFKA_VTYPE_PARTITION;
-  fields[1].u.i32 = partition;
-  fields[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-  fields[2].u.i = RD_KAFKA_MSG_F_COPY;
-  fields[3].vtype = RD_KAFKA_VTYPE_KEY;
-  fields[3].u.mem = {const_cast<char*>(key.data()), key.size()};
-  fields[4].vtype = RD_KAFKA_VTYPE_VALUE;
-  fields[4].u.mem = {value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0};
-  if (headers != nullptr) {
-    fields.emplace_back().vtype = RD_KAFKA_VTYPE_HEADERS;
-    fields.back().u.headers = headers;
-  }
-  if (opaque != nullptr) {
-    fields.emplace_back().vtype = RD_KAFKA_VTYPE_OPAQUE;
-    fields.back().u.ptr = opaque;
-  }
-  while (true) {
-    KafkaError error(rd_kafka_produceva(producer_.get(), fields.data(), fields.size()));
-    const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      // The broker is slower than we are, or unreachable: wait for deliveries, hold input.
-      outputs_blocked_.store(true);
-      rd_kafka_poll(producer_.get(), 100);
-      if (!stop_requested_.load()) continue;
-    } else {
-      spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
-    }
-    if (headers != nullptr) rd_kafka_headers_destroy(headers);
-    produce_failed_ = true;  // the transaction cannot commit without it: commit() aborts
-    return;
-  }
-}
 
 void StreamProcessor::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -517,107 +495,72 @@ void StreamProcessor::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,
   if (message->_private != nullptr) *static_cast<int64_t*>(message->_private) = message->offset;
 }
 
-void StreamProcessor::ensureTransaction() {
-  if (in_transaction_) return;
-  if (KafkaError e(rd_kafka_begin_transaction(producer_.get())); e) {
-    spdlog::critical("begin transaction: {}", errorText(e.get()));
-    stop_requested_.store(true);
-    return;
-  }
-  in_transaction_ = true;
-  transaction_started_ = Clock::now();
-}
 
-StreamProcessor::CommitResult StreamProcessor::commit() {
-  const auto started = Clock::now();
+void StreamProcessor::beginCommit() {
+  last_commit_started_ = Clock::now();
+  uncommitted_records_ = 0;
+  committing_.clear();
   auto offsets = makePartitionList();
-  std::vector<Worker*> dirty;
   for (auto& [p, w] : workers_) {
     if (!w->active.load() || !w->dirty) continue;
-    dirty.push_back(w.get());
     std::lock_guard lock(w->mu);
     for (const auto& change : w->store->takeCommitChanges()) {
-      produce(config_.changelog_topic.c_str(), p, change.card_ref.raw(),
-              change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt,
-              nullptr, nullptr);
+      output_->send(config_.changelog_topic, p, change.card_ref.raw(),
+                    change.encoded ? std::optional<std::string_view>(*change.encoded)
+                                   : std::nullopt,
+                    {});
     }
-    state::PartitionCheckpoint checkpoint{w->next_offset, w->detector->streamTime(), 0};
+    const state::PartitionCheckpoint checkpoint{w->next_offset, w->detector->streamTime(), 0};
     w->checkpoint_record_offset = -1;
-    produce(config_.changelog_topic.c_str(), p, kChangelogCheckpointKey, checkpoint.encode(),
-            nullptr, &w->checkpoint_record_offset);
+    output_->send(config_.changelog_topic, p, kChangelogCheckpointKey, checkpoint.encode(), {},
+                  &w->checkpoint_record_offset);
     rd_kafka_topic_partition_list_add(offsets.get(), config_.input_topic.c_str(), p)->offset =
         w->next_offset;
+    w->dirty = false;
+    committing_.emplace_back(w.get(), checkpoint);
   }
+  output_->startCommit(std::move(offsets),
+                       GroupMetadata(rd_kafka_consumer_group_metadata(consumer_.get())));
+}
 
-  if (produce_failed_) {
-    outputs_blocked_.store(true);
-    abortAndRewind();
+StreamProcessor::CommitResult StreamProcessor::completeCommit(TransactionalOutput::Result result) {
+  outputs_blocked_.store(output_->blocked());
+  if (result == TransactionalOutput::Result::kFatal) return CommitResult::kFatal;
+  if (result == TransactionalOutput::Result::kAborted) {
+    metrics_.transactions.Add({{"result", "aborted"}}).Increment();
+    rewindToCommitted();
     return CommitResult::kAborted;
   }
-  if (offsets->cnt > 0) {
-    GroupMetadata group(rd_kafka_consumer_group_metadata(consumer_.get()));
-    if (KafkaError e(rd_kafka_send_offsets_to_transaction(producer_.get(), offsets.get(),
-                                                          group.get(), kBlockingCallMs));
-        e) {
-      spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
-      if (rd_kafka_error_is_fatal(e.get())) return CommitResult::kFatal;
-      outputs_blocked_.store(true);
-      abortAndRewind();
-      return CommitResult::kAborted;
-    }
-  }
-
-  // Serves the delivery reports, which carry the changelog offsets of the checkpoint records.
-  rd_kafka_flush(producer_.get(), kBlockingCallMs);
-  // Retries while the cluster cannot take the transaction (e.g. the alerts topic is
-  // unavailable): input stays unread meanwhile and readiness reports it.
-  while (true) {
-    KafkaError e(rd_kafka_commit_transaction(producer_.get(), kRemainingTransactionTime));
-    if (!e) break;
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
-                       errorText(e.get()));
-      return CommitResult::kFatal;
-    }
-    if (rd_kafka_error_txn_requires_abort(e.get())) {
-      spdlog::warn("commit transaction: {}; aborting and reprocessing", errorText(e.get()));
-      outputs_blocked_.store(true);
-      abortAndRewind();
-      return CommitResult::kAborted;
-    }
-    outputs_blocked_.store(true);
-    spdlog::warn("commit transaction: {}; retrying", errorText(e.get()));
-    if (stop_requested_.load() && Clock::now() - started > std::chrono::milliseconds(
-                                                              config_.shutdown_timeout_ms)) {
-      return CommitResult::kFatal;
-    }
-  }
-  in_transaction_ = false;
-  outputs_blocked_.store(false);
   metrics_.transactions.Add({{"result", "committed"}}).Increment();
+  auto offsets = makePartitionList();
+  for (auto& [w, checkpoint] : committing_) {
+    std::lock_guard lock(w->mu);
+    w->committed = checkpoint;
+    // Without a delivery report yet, a restore re-reads a little more of the changelog.
+    w->committed.changelog_next_offset = w->checkpoint_record_offset >= 0
+                                             ? w->checkpoint_record_offset + 1
+                                             : w->persisted.changelog_next_offset;
+    rd_kafka_topic_partition_list_add(offsets.get(), config_.input_topic.c_str(), w->partition)
+        ->offset = checkpoint.next_offset;
+  }
+  committing_.clear();
   if (config_.embedded_kafka && offsets->cnt > 0) {
     // The mock cluster acknowledges transactional offset commits without storing them; commit
     // again outside the transaction so lag tooling (loadgen, verify) sees progress.
     rd_kafka_commit(consumer_.get(), offsets.get(), 1);
   }
-
-  for (Worker* w : dirty) {
-    std::lock_guard lock(w->mu);
-    w->committed = {w->next_offset, w->detector->streamTime(), w->checkpoint_record_offset + 1};
-    if (w->checkpoint_record_offset < 0) {
-      // No delivery report yet: a restore then re-reads a little more of the changelog.
-      w->committed.changelog_next_offset = w->persisted.changelog_next_offset;
-    }
-    w->dirty = false;
-  }
-  // Every change is committed now: the moment the disk may take them, with their checkpoint.
-  if (started - last_persist_ >= std::chrono::milliseconds(checkpoint_interval_ms_) ||
-      db_.cachedBytes() > cache_pressure_bytes_) {
-    if (!persistCheckpoints()) return CommitResult::kFatal;
-  }
   metrics_.flush(tally_, lateness_, processing_);
-  metrics_.commit_duration.Observe(std::chrono::duration<double>(Clock::now() - started).count());
+  metrics_.commit_duration.Observe(output_->lastCommitDuration().count());
   return CommitResult::kCommitted;
+}
+
+StreamProcessor::CommitResult StreamProcessor::commitNow() {
+  if (const auto result = output_->finishCommit(/*wait=*/true)) {
+    if (const auto done = completeCommit(*result); done != CommitResult::kCommitted) return done;
+  }
+  if (uncommitted_records_ == 0 && !output_->hasOpenWork()) return CommitResult::kCommitted;
+  beginCommit();
+  return completeCommit(*output_->finishCommit(/*wait=*/true));
 }
 
 bool StreamProcessor::persistCheckpoints() {
@@ -642,20 +585,9 @@ bool StreamProcessor::persistWorker(Worker& w) {
   return true;
 }
 
-void StreamProcessor::abortAndRewind() {
-  metrics_.transactions.Add({{"result", "aborted"}}).Increment();
-  while (true) {
-    KafkaError e(rd_kafka_abort_transaction(producer_.get(), kRemainingTransactionTime));
-    if (!e) break;
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("abort transaction: {}", errorText(e.get()));
-      stop_requested_.store(true);
-      break;
-    }
-    spdlog::warn("abort transaction: {}; retrying", errorText(e.get()));
-  }
-  in_transaction_ = false;
-  produce_failed_ = false;
+void StreamProcessor::rewindToCommitted() {
+  uncommitted_records_ = 0;
+  committing_.clear();
   tally_ = RecordTally{};
   // Back to the last committed checkpoint: state, stream time and input position. Where the
   // disk already holds it, locally; where it does not (changes committed since the last
@@ -730,7 +662,7 @@ int StreamProcessor::shutdown() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(config_.shutdown_timeout_ms);
   spdlog::info("stopping: committing and leaving the group");
   int status = 0;
-  if (in_transaction_ && commit() != CommitResult::kCommitted) status = 1;
+  if (commitNow() != CommitResult::kCommitted) status = 1;
   if (status == 0 && !persistCheckpoints()) status = 1;
   restorer_->stop();
   // Closing runs the revoke callback (nothing left to commit) and leaves the group, unless the

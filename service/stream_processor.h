@@ -20,6 +20,7 @@
 #include "service/config.h"
 #include "service/kafka.h"
 #include "service/metrics.h"
+#include "service/transactional_output.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -72,12 +73,17 @@ class StreamProcessor final : public api::ServiceView {
   // Processes one record; `now_ms` is the wall clock for the lateness histogram.
   void handle(const rd_kafka_message_t* message, int64_t now_ms);
   void reject(Worker& worker, const rd_kafka_message_t* message, detectors::RejectReason reason);
-  void produce(const char* topic, int32_t partition, std::string_view key,
-               const std::optional<std::string_view>& value, rd_kafka_headers_t* headers,
-               void* opaque);
-  void ensureTransaction();
-  [[nodiscard]] CommitResult commit();
-  void abortAndRewind();
+  // Starts committing what the records since the last commit caused: changed card states and a
+  // checkpoint per partition to the changelog, and the input offsets.
+  void beginCommit();
+  // Takes a commit's result: on success the partitions' committed checkpoints move on; on
+  // abort everything goes back to them.
+  [[nodiscard]] CommitResult completeCommit(TransactionalOutput::Result result);
+  // Commits everything processed so far and waits for it (revocation, shutdown).
+  [[nodiscard]] CommitResult commitNow();
+  // State, stream time and input position back to the last committed checkpoint: locally where
+  // the disk holds it, through a restore from the changelog where it does not.
+  void rewindToCommitted();
   // Writes the committed state of every active partition to disk; false on a disk failure.
   [[nodiscard]] bool persistCheckpoints();
   [[nodiscard]] bool persistWorker(Worker& worker);
@@ -109,9 +115,11 @@ class StreamProcessor final : public api::ServiceView {
   std::atomic<bool> stop_requested_{false};
   std::atomic<bool> joined_{false};
   std::atomic<bool> outputs_blocked_{false};
-  bool in_transaction_ = false;
-  bool produce_failed_ = false;  // an output of this transaction was lost: it must abort
-  std::chrono::steady_clock::time_point transaction_started_;
+  std::unique_ptr<TransactionalOutput> output_;
+  uint64_t uncommitted_records_ = 0;  // records processed since the last commit began
+  std::chrono::steady_clock::time_point last_commit_started_;
+  // The partitions of the commit in flight, with the checkpoint each reaches.
+  std::vector<std::pair<Worker*, state::PartitionCheckpoint>> committing_;
   std::chrono::steady_clock::time_point last_gauges_;
   std::chrono::steady_clock::time_point last_persist_;
 

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "service/kafka.h"
+
+namespace fraud::service {
+
+// The service's outputs (alerts, dead letters, changelog records) written in Kafka
+// transactions by one transactional producer.
+//
+// A commit runs on a thread of its own: the ingest thread goes on processing records meanwhile,
+// and what it sends then is held in memory and sent in the next transaction once the commit is
+// through. So the broker's time to acknowledge a transaction overlaps with processing instead of
+// adding to it.
+//
+// Thread-safety: every method is for the ingest thread only.
+class TransactionalOutput {
+ public:
+  struct Header {
+    std::string_view name;
+    std::string_view value;
+  };
+  enum class Result { kCommitted, kAborted, kFatal };
+
+  // `producer` must have transactions initialised and outlive this object.
+  explicit TransactionalOutput(rd_kafka_t* producer);
+  ~TransactionalOutput();
+  TransactionalOutput(const TransactionalOutput&) = delete;
+  TransactionalOutput& operator=(const TransactionalOutput&) = delete;
+
+  // Sends a record in the open transaction (beginning one when none is), or holds it while a
+  // commit is in flight. `delivered_offset`, when given, receives the record's offset once the
+  // broker acknowledges it; it must stay valid until the transaction ends.
+  void send(const std::string& topic, int32_t partition, std::string_view key,
+            std::optional<std::string_view> value, std::initializer_list<Header> headers,
+            int64_t* delivered_offset = nullptr);
+
+  // Records were sent (or held) since the last commit started.
+  [[nodiscard]] bool hasOpenWork() const { return open_ || !held_.empty(); }
+  [[nodiscard]] bool committing() const { return committing_; }
+  [[nodiscard]] std::chrono::steady_clock::time_point openedAt() const { return opened_at_; }
+
+  // Starts committing the open transaction, with these input offsets (may be empty). Not while
+  // a commit is in flight. A transaction that cannot commit (a record was lost) is aborted
+  // instead, and finishCommit() reports kAborted.
+  void startCommit(PartitionList offsets, GroupMetadata group);
+  // The in-flight commit's result once it is through (blocking when `wait`), else nothing.
+  // After kCommitted, the held records go out in a new transaction. After kAborted the
+  // transaction is aborted and the held records are dropped: the caller rewinds its input.
+  [[nodiscard]] std::optional<Result> finishCommit(bool wait);
+  // Aborts the open transaction (none in flight) and drops the held records. `outputs_failed`
+  // when the reason is that outputs could not be written (blocked() then reports it).
+  [[nodiscard]] Result abort(bool outputs_failed);
+
+  // Outputs could not be written since the last successful commit.
+  [[nodiscard]] bool blocked() const { return blocked_; }
+  // How long the last successful commit took, from startCommit().
+  [[nodiscard]] std::chrono::duration<double> lastCommitDuration() const {
+    return last_commit_duration_;
+  }
+
+ private:
+  struct HeldRecord {
+    std::string topic;
+    int32_t partition;
+    std::string key;
+    std::optional<std::string> value;
+    std::vector<std::pair<std::string, std::string>> headers;
+  };
+
+  void produce(const char* topic, int32_t partition, std::string_view key,
+               std::optional<std::string_view> value, rd_kafka_headers_t* headers,
+               int64_t* delivered_offset);
+  void runCommit(PartitionList offsets, GroupMetadata group);
+
+  rd_kafka_t* producer_;
+  bool open_ = false;
+  bool committing_ = false;
+  bool lost_record_ = false;  // a send failed: this transaction must abort
+  bool blocked_ = false;
+  std::chrono::steady_clock::time_point opened_at_;
+  std::chrono::steady_clock::time_point commit_started_;
+  std::chrono::duration<double> last_commit_duration_{};
+  std::vector<HeldRecord> held_;
+
+  std::thread committer_;
+  std::mutex mu_;
+  std::condition_variable done_;
+  std::optional<Result> result_;  // set by the committer thread
+};
+
+}  // namespace fraud::service
