@@ -20,22 +20,22 @@ enum class PartitionPhase { kRestoring, kActive };
 struct PartitionStatus {
   int32_t partition = 0;
   PartitionPhase phase = PartitionPhase::kRestoring;
-  std::optional<int64_t> stream_time_ms;          // ST(p); none before the first record
-  std::optional<double> event_time_lag_seconds;   // wall clock minus ST(p)
-  int64_t next_offset = -1;                       // next input offset to process; -1 unknown
-  std::optional<int64_t> high_watermark;          // input partition's end offset, when known
-  std::optional<int64_t> offset_lag;              // high_watermark - next_offset
-  uint64_t cards = 0;                             // cards held in state
-  double restore_progress = 0;                    // 0..1; 1 once active
-  uint64_t restored_records = 0;                  // changelog records applied by the restore
+  std::optional<int64_t> stream_time_ms;         // ST(p); none before the first record
+  std::optional<double> event_time_lag_seconds;  // wall clock minus ST(p)
+  int64_t next_offset = -1;                      // next input offset to process; -1 unknown
+  std::optional<int64_t> high_watermark;         // input partition's end offset, when known
+  std::optional<int64_t> offset_lag;             // high_watermark - next_offset
+  uint64_t cards = 0;                            // cards held in state
+  double restore_progress = 0;                   // 0..1; 1 once active
+  uint64_t restored_records = 0;                 // changelog records applied by the restore
 };
 
 struct ServiceStatus {
-  bool consumer_joined = false;                  // the consumer is a member of the group
-  bool outputs_blocked = false;                  // alerts cannot be written: input is held
-  std::string instance_id;                       // this instance, as peers name it
-  std::vector<PartitionStatus> partitions;       // the partitions assigned here, by number
-  uint64_t state_bytes = 0;                      // RocksDB SST and memtable bytes
+  bool consumer_joined = false;             // the consumer is a member of the group
+  bool outputs_blocked = false;             // alerts cannot be written: input is held
+  std::string instance_id;                  // this instance, as peers name it
+  std::vector<PartitionStatus> partitions;  // the partitions assigned here, by number
+  uint64_t state_bytes = 0;                 // RocksDB SST and memtable bytes
 };
 
 struct CardSnapshot {

@@ -13,8 +13,8 @@ namespace fraud::detectors {
 // What one new incident or escalation reports (SPEC §4, §6).
 struct Alert {
   CardRef card_ref;
-  Incident incident;                 // as it stands after this alert
-  std::vector<std::string> tx_ids;   // S(s*), by (event time, order of acceptance)
+  Incident incident;                // as it stands after this alert
+  std::vector<std::string> tx_ids;  // S(s*), by (event time, order of acceptance)
   std::string trigger_tx_id;
   EventTime trigger_event_time = 0;
 

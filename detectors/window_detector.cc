@@ -7,26 +7,24 @@ namespace fraud::detectors {
 
 bool WindowDetector::isDuplicate(const CardState& state, std::string_view tx_id,
                                  EventTime live_from) {
-  return std::any_of(state.events.begin(), state.events.end(), [&](const Event& e) {
-    return e.time >= live_from && e.tx_id == tx_id;
-  });
+  return std::any_of(state.events.begin(), state.events.end(),
+                     [&](const Event& e) { return e.time >= live_from && e.tx_id == tx_id; });
 }
 
 WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef& card_ref,
                                                 const Transaction& tx, EventTime live_from) {
   auto& events = state.events;
   // Dead events and a dead incident never take part again (SPEC §2, §4): drop them now.
-  const auto first_live = std::lower_bound(
-      events.begin(), events.end(), live_from,
-      [](const Event& e, EventTime horizon) { return e.time < horizon; });
+  const auto first_live =
+      std::lower_bound(events.begin(), events.end(), live_from,
+                       [](const Event& e, EventTime horizon) { return e.time < horizon; });
   events.erase(events.begin(), first_live);
   if (state.incident && state.incident->end < live_from) state.incident.reset();
 
   if (events.capacity() == 0) events.reserve(4);  // most cards hold a few events: one allocation
   // After every event with the same time: ties keep their order of acceptance.
-  const auto slot = std::upper_bound(
-      events.begin(), events.end(), tx.event_time,
-      [](EventTime time, const Event& e) { return time < e.time; });
+  const auto slot = std::upper_bound(events.begin(), events.end(), tx.event_time,
+                                     [](EventTime time, const Event& e) { return time < e.time; });
   events.insert(slot, Event{tx.event_time, tx.country, TxId(tx.tx_id)});
 
   Accepted result;
@@ -62,8 +60,8 @@ WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef&
     incident->countries = std::move(merged);
     ++incident->revision;
   }
-  result.alert = Alert{card_ref, *incident, std::move(tx_ids), std::string(tx.tx_id),
-                       tx.event_time};
+  result.alert =
+      Alert{card_ref, *incident, std::move(tx_ids), std::string(tx.tx_id), tx.event_time};
   return result;
 }
 

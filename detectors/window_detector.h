@@ -39,8 +39,7 @@ class WindowDetector {
     size_t end = 0;
   };
   // SPEC §3: S(s*) for the smallest qualifying s in [t - W, t], if any.
-  [[nodiscard]] std::optional<Window> smallestQualifyingWindow(const CardState& state,
-                                                               EventTime t);
+  [[nodiscard]] std::optional<Window> smallestQualifyingWindow(const CardState& state, EventTime t);
 
   DetectorOptions options_;
   // Per-country event counts of the window under scan; all zero between calls.

@@ -3,12 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
-#include <fstream>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 

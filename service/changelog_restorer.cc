@@ -86,7 +86,7 @@ std::optional<double> ChangelogRestorer::progress(int32_t partition) const {
 struct ChangelogRestorer::Job {
   int32_t partition = 0;
   std::chrono::steady_clock::time_point started;
-  std::optional<state::PartitionCheckpoint> local;  // the checkpoint on disk before the restore
+  std::optional<state::PartitionCheckpoint> local;   // the checkpoint on disk before the restore
   std::optional<state::PartitionCheckpoint> latest;  // the last checkpoint record read
   int64_t start = 0;
   int64_t end = 0;   // the changelog's end offset when the restore began
@@ -166,9 +166,10 @@ void ChangelogRestorer::restore(std::vector<int32_t> partitions) {
     if (job.local && (job.start > job.end || job.start < low)) {
       // The changelog no longer matches this disk (topic recreated, or our offset compacted
       // away): forget the local state and take everything from the changelog.
-      spdlog::warn("partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
-                   "rebuilding from the changelog",
-                   job.partition, job.start, low, job.end);
+      spdlog::warn(
+          "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
+          "rebuilding from the changelog",
+          job.partition, job.start, low, job.end);
       if (auto error = db_.clearPartition(job.partition)) {
         finish(job, error);
         continue;

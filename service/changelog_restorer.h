@@ -27,7 +27,7 @@ struct RestoreResult {
   std::optional<state::PartitionCheckpoint> checkpoint;  // none: the partition has no state yet
   uint64_t records = 0;                                  // changelog records applied
   std::chrono::duration<double> duration{};
-  std::optional<std::string> error;                      // the restore failed; retry it
+  std::optional<std::string> error;  // the restore failed; retry it
 };
 
 // Brings partitions' local state up to what the changelog topic holds (read_committed), from

@@ -84,7 +84,8 @@ std::vector<std::string> ServiceConfig::validate() const {
     add("--commit-interval-ms must be 10..60000, got " + std::to_string(commit_interval_ms));
   }
   if (checkpoint_interval_ms < 0 || checkpoint_interval_ms > 600'000) {
-    add("--checkpoint-interval-ms must be 0..600000, got " + std::to_string(checkpoint_interval_ms));
+    add("--checkpoint-interval-ms must be 0..600000, got " +
+        std::to_string(checkpoint_interval_ms));
   }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
@@ -105,7 +106,7 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (log_format != "text" && log_format != "json") {
     add("--log-format must be 'text' or 'json', got '" + log_format + "'");
   }
-  static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",
+  static const std::vector<std::string> kLevels = {"trace", "debug",    "info", "warn",
                                                    "error", "critical", "off"};
   if (std::find(kLevels.begin(), kLevels.end(), log_level) == kLevels.end()) {
     add("--log-level must be one of trace, debug, info, warn, error, critical, off");
@@ -145,12 +146,14 @@ std::map<std::string, std::string> kafkaProperties(const ServiceConfig& config,
 void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
   auto opt = [&cmd](const std::string& name, auto& value, const std::string& help) {
     std::string env = "FRAUD_";
-    for (char ch : name.substr(2)) env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
+    for (char ch : name.substr(2))
+      env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
     return cmd.add_option(name, value, help)->envname(env);
   };
   auto flag = [&cmd](const std::string& name, bool& value, const std::string& help) {
     std::string env = "FRAUD_";
-    for (char ch : name.substr(2)) env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
+    for (char ch : name.substr(2))
+      env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
     return cmd.add_flag(name, value, help)->envname(env);
   };
   opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");

@@ -18,34 +18,34 @@ namespace fraud::service {
 // Everything `fraud-detector run` is told (docs/configuration.md). Flags, then FRAUD_*
 // environment variables, then these defaults.
 struct ServiceConfig {
-  std::string brokers;                 // required unless embedded_kafka
-  bool embedded_kafka = false;         // librdkafka's in-process mock cluster
-  int32_t embedded_partitions = 12;    // 1..1024
+  std::string brokers;               // required unless embedded_kafka
+  bool embedded_kafka = false;       // librdkafka's in-process mock cluster
+  int32_t embedded_partitions = 12;  // 1..1024
   std::string input_topic = "transactions";
   std::string alerts_topic = "alerts";
   std::string dlq_topic = "transactions.dlq";
-  std::string changelog_topic;         // default: <group_id>.state-changelog
+  std::string changelog_topic;                // default: <group_id>.state-changelog
   int32_t changelog_replication_factor = -1;  // when we create it; -1: the broker's default
   std::string group_id = "fraud-detector";
-  std::string instance_id;             // default: the host name
+  std::string instance_id;  // default: the host name
   bool static_membership = false;
   std::string auto_offset_reset = "earliest";  // earliest | latest
 
   state::StateDbOptions state{.dir = "./fraud-state"};
   detectors::DetectorOptions detector;
-  int64_t max_future_skew_ms = 300'000;   // 0..kMaxEventTime
-  int64_t commit_interval_ms = 100;       // 10..60000
+  int64_t max_future_skew_ms = 300'000;     // 0..kMaxEventTime
+  int64_t commit_interval_ms = 100;         // 10..60000
   int64_t checkpoint_interval_ms = 10'000;  // 0..600000; local state written to disk
-  int64_t shutdown_timeout_ms = 20'000;   // 1000..600000
+  int64_t shutdown_timeout_ms = 20'000;     // 1000..600000
 
   std::optional<std::string> card_hash_key_file;
   std::optional<std::string> kafka_config_file;
   std::vector<std::string> kafka_overrides;  // KEY=VALUE, applied after the file
 
   std::string http_address = "0.0.0.0";
-  int32_t http_port = 8080;               // 0..65535 (0: any free port)
-  int64_t ready_max_lag = 10'000;         // >= 0
-  std::string partitioner = "crc32";      // crc32 | murmur2
+  int32_t http_port = 8080;           // 0..65535 (0: any free port)
+  int64_t ready_max_lag = 10'000;     // >= 0
+  std::string partitioner = "crc32";  // crc32 | murmur2
   std::string peer_url_template;
   std::optional<std::string> api_token_file;
   std::optional<std::string> tls_cert_file;

@@ -24,10 +24,10 @@ std::unique_ptr<EmbeddedKafka> EmbeddedKafka::start(const ServiceConfig& config,
     return nullptr;
   }
   std::unique_ptr<EmbeddedKafka> kafka(new EmbeddedKafka(std::move(host), cluster));
-  for (const auto* topic : {&config.input_topic, &config.alerts_topic, &config.dlq_topic,
-                            &config.changelog_topic}) {
-    if (const auto err = rd_kafka_mock_topic_create(cluster, topic->c_str(),
-                                                    config.embedded_partitions, 1)) {
+  for (const auto* topic :
+       {&config.input_topic, &config.alerts_topic, &config.dlq_topic, &config.changelog_topic}) {
+    if (const auto err =
+            rd_kafka_mock_topic_create(cluster, topic->c_str(), config.embedded_partitions, 1)) {
       error = "cannot create topic " + *topic + ": " + rd_kafka_err2str(err);
       return nullptr;
     }

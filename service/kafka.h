@@ -41,15 +41,15 @@ using KafkaProperties = std::map<std::string, std::string>;
 [[nodiscard]] KafkaConf makeKafkaConf(const KafkaProperties& properties, std::string& error);
 
 // A client of the given type; nothing and `error` set on failure. Takes the configuration.
-[[nodiscard]] KafkaHandle makeKafkaClient(rd_kafka_type_t type, KafkaConf conf,
-                                          std::string& error);
+[[nodiscard]] KafkaHandle makeKafkaClient(rd_kafka_type_t type, KafkaConf conf, std::string& error);
 
 [[nodiscard]] PartitionList makePartitionList(int size = 0);
 
 // The partition count of `topic`, or nothing when the topic does not exist or the cluster did
 // not answer within the timeout (`error` says which).
-[[nodiscard]] std::optional<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string& topic,
-                                                         int timeout_ms, std::string& error);
+[[nodiscard]] std::optional<int32_t> topicPartitionCount(rd_kafka_t* client,
+                                                         const std::string& topic, int timeout_ms,
+                                                         std::string& error);
 
 // The value of a header, when the message has it.
 [[nodiscard]] std::optional<std::string_view> headerValue(const rd_kafka_message_t* message,

@@ -57,8 +57,9 @@ int replayMain(const fraud::service::ReplayOptions& options,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fraud-detector: raises an alert when one card is used in N or more distinct "
-               "countries within a sliding window."};
+  CLI::App app{
+      "fraud-detector: raises an alert when one card is used in N or more distinct "
+      "countries within a sliding window."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(fraud::service::kVersion));
 
@@ -69,8 +70,7 @@ int main(int argc, char** argv) {
       "Run the detector over a JSONL file as one partition: alerts (JSONL) on --output, the "
       "summary JSON as the last line of stderr. The card-hash key comes from "
       "--card-hash-key-file or FRAUD_CARD_HASH_KEY; it is never taken on the command line.");
-  replay_cmd->add_option("--input", replay.input, "Transactions, JSONL; '-' for stdin")
-      ->required();
+  replay_cmd->add_option("--input", replay.input, "Transactions, JSONL; '-' for stdin")->required();
   replay_cmd->add_option("--output", replay.output, "Where alerts go; '-' for stdout")
       ->capture_default_str();
   replay_cmd->add_option("--card-hash-key-file", replay_key_file,

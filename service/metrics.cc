@@ -47,7 +47,8 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                    .Add({}, latenessBuckets())),
       processing(BuildHistogram()
                      .Name("fraud_record_processing_seconds")
-                     .Help("Time per record to decode, detect and enqueue its output (a consumed batch's average)")
+                     .Help("Time per record to decode, detect and enqueue its output (a consumed "
+                           "batch's average)")
                      .Register(registry)
                      .Add({}, processingBuckets())),
       stream_time(BuildGauge()
@@ -85,11 +86,12 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                            .Help("Changelog records applied by restores")
                            .Register(registry)
                            .Add({})),
-      restore_duration(BuildHistogram()
-                           .Name("fraud_restore_duration_seconds")
-                           .Help("Time to restore one partition's state")
-                           .Register(registry)
-                           .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 5, 15, 60, 300, 900})),
+      restore_duration(
+          BuildHistogram()
+              .Name("fraud_restore_duration_seconds")
+              .Help("Time to restore one partition's state")
+              .Register(registry)
+              .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 5, 15, 60, 300, 900})),
       rebalances(BuildCounter()
                      .Name("fraud_rebalances_total")
                      .Help("Consumer group rebalance events by kind: assign, revoke, lost")
@@ -98,11 +100,13 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                        .Name("fraud_transactions_total")
                        .Help("Kafka transactions by result: committed, aborted")
                        .Register(registry)),
-      commit_duration(BuildHistogram()
-                          .Name("fraud_commit_duration_seconds")
-                          .Help("Time to commit a transaction and checkpoint the state")
-                          .Register(registry)
-                          .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 30})),
+      commit_duration(
+          BuildHistogram()
+              .Name("fraud_commit_duration_seconds")
+              .Help("Time to commit a transaction and checkpoint the state")
+              .Register(registry)
+              .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                               0.5, 1, 5, 30})),
       assigned_partitions(BuildGauge()
                               .Name("fraud_assigned_partitions")
                               .Help("Input partitions assigned to this instance")
@@ -116,7 +120,8 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
       alerts_escalation_(alerts.Add({{"kind", "escalation"}})) {
   for (size_t i = 0; i < detectors::kRejectReasonCount; ++i) {
     rejected_by_reason_[i] = &rejected.Add(
-        {{"reason", std::string(detectors::rejectReasonName(static_cast<detectors::RejectReason>(i)))}});
+        {{"reason",
+          std::string(detectors::rejectReasonName(static_cast<detectors::RejectReason>(i)))}});
   }
   for (const char* kind : {"assign", "revoke", "lost"}) rebalances.Add({{"kind", kind}});
   for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});

@@ -33,7 +33,8 @@ std::string ephemeralKey() {
   unsigned char bytes[32];
   RAND_bytes(bytes, sizeof(bytes));
   std::string key;
-  for (unsigned char b : bytes) key += "0123456789abcdef"[b >> 4], key += "0123456789abcdef"[b & 15];
+  for (unsigned char b : bytes)
+    key += "0123456789abcdef"[b >> 4], key += "0123456789abcdef"[b & 15];
   return key;
 }
 
@@ -120,8 +121,9 @@ int runService(ServiceConfig config) {
   configureLogging(config.log_format, config.log_level);
   spdlog::info("fraud-detector {} starting (instance {})", kVersion, config.instance_id);
   if (key->source == "a throwaway key") {
-    spdlog::warn("no card-hash key given: using a throwaway key for this embedded run; "
-                 "card_refs will differ on every run");
+    spdlog::warn(
+        "no card-hash key given: using a throwaway key for this embedded run; "
+        "card_refs will differ on every run");
   }
 
   std::unique_ptr<EmbeddedKafka> embedded;
@@ -134,9 +136,10 @@ int runService(ServiceConfig config) {
     config.brokers = embedded->bootstrap();
     std::printf("bootstrap=%s\n", config.brokers.c_str());
     std::fflush(stdout);
-    spdlog::warn("embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
-                 "for data you care about",
-                 config.brokers);
+    spdlog::warn(
+        "embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
+        "for data you care about",
+        config.brokers);
   }
 
   auto db = state::StateDb::open(config.state, error);

@@ -48,9 +48,9 @@ struct StreamProcessor::Worker {
   std::unique_ptr<state::RocksDbCardStore> store;
   std::unique_ptr<detectors::PartitionDetector> detector;
   int64_t next_offset = -1;
-  state::PartitionCheckpoint committed;  // what the last committed transaction covered
-  state::PartitionCheckpoint persisted;  // what the state on disk covers
-  bool dirty = false;                    // processed records since the last commit
+  state::PartitionCheckpoint committed;   // what the last committed transaction covered
+  state::PartitionCheckpoint persisted;   // what the state on disk covers
+  bool dirty = false;                     // processed records since the last commit
   int64_t checkpoint_record_offset = -1;  // set by the delivery report of the changelog record
   std::atomic<int64_t> high_watermark{-1};
   std::atomic<double> restore_progress{0};
@@ -65,8 +65,8 @@ StreamProcessor::StreamProcessor(const ServiceConfig& config, KafkaProperties ka
       hasher_(hasher),
       db_(db),
       metrics_(metrics),
-      partitioner_(detectors::parsePartitioner(config.partitioner)
-                       .value_or(detectors::Partitioner::kCrc32)),
+      partitioner_(
+          detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
       lateness_(ServiceMetrics::latenessBuckets()),
       processing_(ServiceMetrics::processingBuckets()),
       checkpoint_interval_ms_(config.embedded_kafka ? 0 : config.checkpoint_interval_ms),
@@ -164,13 +164,13 @@ std::optional<std::string> StreamProcessor::ensureChangelogTopic() {
     size_t count = 0;
     const auto* results =
         rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-    const auto err = rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR
-                         ? rd_kafka_event_error(event)
-                         : (count == 1 ? rd_kafka_topic_result_error(results[0])
-                                       : RD_KAFKA_RESP_ERR__FAIL);
+    const auto err =
+        rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR
+            ? rd_kafka_event_error(event)
+            : (count == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-      failure = "cannot create changelog topic " + config_.changelog_topic + ": " +
-                rd_kafka_err2str(err);
+      failure =
+          "cannot create changelog topic " + config_.changelog_topic + ": " + rd_kafka_err2str(err);
     }
     rd_kafka_event_destroy(event);
   }
@@ -206,8 +206,8 @@ int StreamProcessor::run() {
       timeout_ms = kCommitCheckMs;
     } else if (uncommitted_records_ > 0) {
       timeout_ms = static_cast<int>(std::clamp<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(
-              last_commit_started_ + commit_interval - Clock::now())
+          std::chrono::duration_cast<std::chrono::milliseconds>(last_commit_started_ +
+                                                                commit_interval - Clock::now())
               .count(),
           0, kPollMs));
     }
@@ -350,9 +350,10 @@ int64_t StreamProcessor::startOffset(int32_t partition) {
   if (rd_kafka_committed(consumer_.get(), list.get(), kBlockingCallMs) ==
           RD_KAFKA_RESP_ERR_NO_ERROR &&
       list->elems[0].offset >= 0) {
-    spdlog::warn("partition {}: no state checkpoint but a committed offset {}; state before it "
-                 "is lost (changelog topic recreated?)",
-                 partition, list->elems[0].offset);
+    spdlog::warn(
+        "partition {}: no state checkpoint but a committed offset {}; state before it "
+        "is lost (changelog topic recreated?)",
+        partition, list->elems[0].offset);
     return list->elems[0].offset;
   }
   int64_t low = 0;
@@ -400,9 +401,10 @@ void StreamProcessor::activateRestored() {
     w->restore_progress.store(1);
     w->active.store(true);
     metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
-    spdlog::info("partition {} restored ({} changelog records in {:.2f} s); consuming from "
-                 "offset {}",
-                 p, result.records, result.duration.count(), checkpoint.next_offset);
+    spdlog::info(
+        "partition {} restored ({} changelog records in {:.2f} s); consuming from "
+        "offset {}",
+        p, result.records, result.duration.count(), checkpoint.next_offset);
   }
 }
 
@@ -451,8 +453,8 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
           break;
       }
       tally_.overflow_evicted += result.overflow_evicted;
-      lateness_.observe(
-          static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) / 1000.0);
+      lateness_.observe(static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) /
+                        1000.0);
       if (result.alert) {
         const auto key = detectors::AlertKey::of(*result.alert);
         std::string json;
@@ -485,7 +487,6 @@ void StreamProcessor::reject(Worker& w, const rd_kafka_message_t* message,
                  {"source-offset", offset}});
 }
 
-
 void StreamProcessor::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void*) {
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
@@ -494,7 +495,6 @@ void StreamProcessor::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,
   }
   if (message->_private != nullptr) *static_cast<int64_t*>(message->_private) = message->offset;
 }
-
 
 void StreamProcessor::beginCommit() {
   last_commit_started_ = Clock::now();
@@ -505,10 +505,9 @@ void StreamProcessor::beginCommit() {
     if (!w->active.load() || !w->dirty) continue;
     std::lock_guard lock(w->mu);
     for (const auto& change : w->store->takeCommitChanges()) {
-      output_->send(config_.changelog_topic, p, change.card_ref.raw(),
-                    change.encoded ? std::optional<std::string_view>(*change.encoded)
-                                   : std::nullopt,
-                    {});
+      output_->send(
+          config_.changelog_topic, p, change.card_ref.raw(),
+          change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt, {});
     }
     const state::PartitionCheckpoint checkpoint{w->next_offset, w->detector->streamTime(), 0};
     w->checkpoint_record_offset = -1;
@@ -652,7 +651,8 @@ void StreamProcessor::refreshGauges() {
       metrics_.offset_lag.Add({{"partition", label}})
           .Set(static_cast<double>(std::max<int64_t>(0, hw - w->next_offset)));
     }
-    metrics_.state_cards.Add({{"partition", label}}).Set(static_cast<double>(w->store->cardCount()));
+    metrics_.state_cards.Add({{"partition", label}})
+        .Set(static_cast<double>(w->store->cardCount()));
   }
   metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
   metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));
@@ -768,8 +768,8 @@ std::optional<std::string> StreamProcessor::ownerOf(int32_t partition) const {
         const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
         for (size_t m = 0; m < members; ++m) {
           const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
-          const auto* assigned = rd_kafka_MemberAssignment_partitions(
-              rd_kafka_MemberDescription_assignment(member));
+          const auto* assigned =
+              rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
           for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
             if (config_.input_topic == assigned->elems[i].topic) {
               owners_[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);

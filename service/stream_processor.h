@@ -36,8 +36,7 @@ namespace fraud::service {
 class StreamProcessor final : public api::ServiceView {
  public:
   StreamProcessor(const ServiceConfig& config, KafkaProperties kafka,
-                  const detectors::CardHasher& hasher, state::StateDb& db,
-                  ServiceMetrics& metrics);
+                  const detectors::CardHasher& hasher, state::StateDb& db, ServiceMetrics& metrics);
   ~StreamProcessor() override;
   StreamProcessor(const StreamProcessor&) = delete;
   StreamProcessor& operator=(const StreamProcessor&) = delete;

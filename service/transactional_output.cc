@@ -105,9 +105,10 @@ void TransactionalOutput::startCommit(PartitionList offsets, GroupMetadata group
     return;
   }
   if (committer_.joinable()) committer_.join();
-  committer_ = std::thread([this, offsets = std::move(offsets), group = std::move(group)]() mutable {
-    runCommit(std::move(offsets), std::move(group));
-  });
+  committer_ =
+      std::thread([this, offsets = std::move(offsets), group = std::move(group)]() mutable {
+        runCommit(std::move(offsets), std::move(group));
+      });
 }
 
 void TransactionalOutput::runCommit(PartitionList offsets, GroupMetadata group) {

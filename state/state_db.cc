@@ -149,14 +149,14 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  db_options.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(
-      options.write_buffer_mb << 20, block_cache);
+  db_options.write_buffer_manager =
+      std::make_shared<rocksdb::WriteBufferManager>(options.write_buffer_mb << 20, block_cache);
   db_options.write_buffer_size = std::max<size_t>(options.write_buffer_mb << 20, 8 << 20) / 4;
   db_options.memtable_prefix_bloom_size_ratio = 0.1;
   db_options.memtable_whole_key_filtering = true;
   // Most card states are overwritten or deleted within minutes: no compression for the young
   // levels, LZ4 for the rest.
-  db_options.compression_per_level = {rocksdb::kNoCompression, rocksdb::kNoCompression,
+  db_options.compression_per_level = {rocksdb::kNoCompression,  rocksdb::kNoCompression,
                                       rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
                                       rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
                                       rocksdb::kLZ4Compression};
@@ -235,8 +235,8 @@ std::optional<std::string> StateDb::writeRestored(
 
 std::optional<std::string> StateDb::clearPartition(int32_t partition) {
   rocksdb::WriteBatch batch;
-  auto status = batch.DeleteRange(partitionPrefix('C', partition),
-                                  partitionPrefix('C', partition + 1));
+  auto status =
+      batch.DeleteRange(partitionPrefix('C', partition), partitionPrefix('C', partition + 1));
   if (status.ok()) status = batch.Delete(checkpointKey(partition));
   if (status.ok()) status = impl_->db->Write(impl_->write_options, &batch);
   if (!status.ok()) return describe(status);
@@ -349,8 +349,7 @@ void RocksDbCardStore::erase(const CardRef& card_ref) {
   markChanged(card_ref, *entry);
 }
 
-void RocksDbCardStore::forEach(
-    const std::function<void(const CardRef&, const CardState&)>& visit) {
+void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const CardState&)>& visit) {
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());

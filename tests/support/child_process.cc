@@ -59,8 +59,8 @@ ChildProcess::ChildProcess(const std::string& program, const std::vector<std::st
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
-  const int rc = posix_spawn(&pid_, program.c_str(), &actions, &attributes, argv.data(),
-                             envp.data());
+  const int rc =
+      posix_spawn(&pid_, program.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw std::runtime_error("cannot start " + program);

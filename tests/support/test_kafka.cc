@@ -62,7 +62,8 @@ std::string TestKafka::uniqueName(std::string_view prefix) {
 
 void TestKafka::createTopic(const std::string& name, int partitions, bool compact) {
   char err[512];
-  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(name.c_str(), partitions, -1, err, sizeof(err));
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(name.c_str(), partitions, -1, err, sizeof(err));
   ASSERT_NE(topic, nullptr) << err;
   if (compact) rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
   rd_kafka_queue_t* queue = rd_kafka_queue_new(producer_);
@@ -214,7 +215,8 @@ std::vector<TopicRecord> TestKafka::readAll(const std::string& topic, bool read_
       r.partition = m->partition;
       r.offset = m->offset;
       if (m->key != nullptr) r.key = std::string(static_cast<const char*>(m->key), m->key_len);
-      if (m->payload != nullptr) r.value = std::string(static_cast<const char*>(m->payload), m->len);
+      if (m->payload != nullptr)
+        r.value = std::string(static_cast<const char*>(m->payload), m->len);
       rd_kafka_headers_t* headers = nullptr;
       if (rd_kafka_message_headers(m, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR) {
         const char* name = nullptr;

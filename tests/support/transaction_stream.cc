@@ -17,7 +17,8 @@ std::vector<TestRecord> generateStream(const StreamOptions& options) {
       records.push_back(records[static_cast<size_t>(uniform(records.size()))]);
       continue;
     }
-    const std::string card = "card-" + std::to_string(1000 + uniform(static_cast<uint64_t>(options.cards)));
+    const std::string card =
+        "card-" + std::to_string(1000 + uniform(static_cast<uint64_t>(options.cards)));
     if (chance(options.malformed_fraction)) {
       records.push_back({card, "{\"tx_id\":\"bad-" + std::to_string(i) + "\",\"card\":"});
       continue;
@@ -26,9 +27,8 @@ std::vector<TestRecord> generateStream(const StreamOptions& options) {
     if (chance(options.late_fraction)) event_time -= 200'000;
     const std::string country = kCountries[uniform(sizeof(kCountries) / sizeof(kCountries[0]))];
     records.push_back({card, "{\"tx_id\":\"tx-" + std::to_string(i) + "\",\"card\":\"" + card +
-                                 "\",\"country\":\"" + country +
-                                 "\",\"event_time\":" + std::to_string(event_time) +
-                                 ",\"amount\":12.5}"});
+                                 "\",\"country\":\"" + country + "\",\"event_time\":" +
+                                 std::to_string(event_time) + ",\"amount\":12.5}"});
   }
   return records;
 }

@@ -19,8 +19,8 @@ struct StreamOptions {
   int records = 20'000;
   int cards = 500;
   int64_t start_ms = 1'700'000'000'000;
-  int64_t step_ms = 20;               // event time advances this much per record
-  double late_fraction = 0.005;       // stamped beyond the default grace
+  int64_t step_ms = 20;          // event time advances this much per record
+  double late_fraction = 0.005;  // stamped beyond the default grace
   double duplicate_fraction = 0.01;
   double malformed_fraction = 0.005;
 };

@@ -90,9 +90,6 @@ class TempDir {
   std::string path_;
 };
 
-// A free TCP port on 127.0.0.1 (bound then released: for peers that need a fixed port).
-[[nodiscard]] uint16_t freePort();
-
 // Polls `condition` until it holds or `timeout` passes; returns its last value.
 template <class Condition>
 bool waitFor(Condition condition, std::chrono::milliseconds timeout,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/integration/api/api_server_fixture.h"
+#include "tests/support/http_probe.h"
 
 extern char** environ;
 
@@ -118,7 +119,7 @@ TEST_F(PrometheusTest, ARealPrometheusScrapesTheServer) {
             "    static_configs:\n"
             "      - targets: ['127.0.0.1:" +
                 std::to_string(port_) + "']\n");
-  const uint16_t prometheus_port = testing::freePort();
+  const uint16_t prometheus_port = fraud::testing::freeTcpPort();
   Child prometheus(
       {kPrometheus, "--config.file=" + dir.path() + "/prometheus.yml",
        "--storage.tsdb.path=" + dir.path() + "/data",

@@ -66,17 +66,35 @@ class LiveServiceTest : public ::testing::Test {
 
   void TearDown() override {
     instances_.clear();
-    if (!work_.empty() && !HasFailure() && std::getenv("FRAUD_TEST_KEEP") == nullptr) fs::remove_all(work_);
+    if (!work_.empty() && !HasFailure() && std::getenv("FRAUD_TEST_KEEP") == nullptr)
+      fs::remove_all(work_);
   }
 
   ChildProcess& startInstance(const std::string& instance,
                               const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {
-        "run", "--brokers", kafka_->brokers(), "--input-topic", input_, "--alerts-topic",
-        alerts_, "--dlq-topic", dlq_, "--group-id", group_, "--instance-id", instance,
-        "--state-dir", (work_ / ("state-" + instance)).string(),
-        "--commit-interval-ms", "100", "--kafka", "session.timeout.ms=6000",
-        "--kafka", "heartbeat.interval.ms=500", "--log-level", "info"};
+    std::vector<std::string> args = {"run",
+                                     "--brokers",
+                                     kafka_->brokers(),
+                                     "--input-topic",
+                                     input_,
+                                     "--alerts-topic",
+                                     alerts_,
+                                     "--dlq-topic",
+                                     dlq_,
+                                     "--group-id",
+                                     group_,
+                                     "--instance-id",
+                                     instance,
+                                     "--state-dir",
+                                     (work_ / ("state-" + instance)).string(),
+                                     "--commit-interval-ms",
+                                     "100",
+                                     "--kafka",
+                                     "session.timeout.ms=6000",
+                                     "--kafka",
+                                     "heartbeat.interval.ms=500",
+                                     "--log-level",
+                                     "info"};
     args.insert(args.end(), extra.begin(), extra.end());
     if (std::find(extra.begin(), extra.end(), "--http-port") == extra.end()) {
       args.insert(args.end(), {"--http-port", "0"});

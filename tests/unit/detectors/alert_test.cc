@@ -11,7 +11,9 @@ TEST(AlertJson, CarriesExactlyTheSpecFieldsInOrder) {
   const CardHasher hasher("test-key");
   Alert alert;
   alert.card_ref = hasher.hash("4111111111111111");
-  alert.incident = Incident{1700000000000, 1700000600000, 2,
+  alert.incident = Incident{1700000000000,
+                            1700000600000,
+                            2,
                             {Country::of('D', 'E'), Country::of('F', 'R'), Country::of('I', 'T')}};
   alert.tx_ids = {"a", "b\"q", "c\\d"};
   alert.trigger_tx_id = "c\\d";

@@ -154,8 +154,7 @@ TEST_F(PartitionDetectorTest, EscalationReportsTheUnionButOnlyTheNewWindowsTxIds
   EXPECT_EQ(result.alert->incident.start, kT0);
   EXPECT_EQ(result.alert->incident.end, kT0 + 1 + kW);
   EXPECT_EQ(result.alert->incident.revision, 2u);
-  EXPECT_THAT(result.alert->incident.countries,
-              ElementsAre(C("DE"), C("ES"), C("FR"), C("IT")));
+  EXPECT_THAT(result.alert->incident.countries, ElementsAre(C("DE"), C("ES"), C("FR"), C("IT")));
   EXPECT_THAT(result.alert->tx_ids, ElementsAre("t2", "t3", "t4"));
 }
 
@@ -182,8 +181,7 @@ TEST_F(PartitionDetectorTest, QualifyingWindowAfterIncidentEndOpensFreshIncident
   EXPECT_EQ(result.alert->incident.end, later + kW);
   EXPECT_EQ(result.alert->incident.revision, 1u);
   EXPECT_EQ(counts_.incidents, 2u);
-  EXPECT_NE(AlertKey::of(*result.alert).alert_id,
-            alertId(hasher_.hash("card-a"), kT0));
+  EXPECT_NE(AlertKey::of(*result.alert).alert_id, alertId(hasher_.hash("card-a"), kT0));
 }
 
 TEST_F(PartitionDetectorTest, RecordExactlyGraceBehindStreamTimeIsAccepted) {

@@ -57,8 +57,8 @@ TEST(RecordDecoder, RejectsInvalidJsonAnywhereInTheRecord) {
            std::string(""),
            std::string("   "),
            std::string("not json"),
-           withEventTime("1") + " x",               // bytes after the object
-           withEventTime("1") + "{}",               // a second value
+           withEventTime("1") + " x",  // bytes after the object
+           withEventTime("1") + "{}",  // a second value
            R"({"tx_id":"t","card":"abcd","country":"DE","event_time":1,"x":NaN})",
            R"({"tx_id":"t","card":"abcd","country":"DE","event_time":1,"x":01})",
            R"({"tx_id":"t","card":"abcd","country":"DE","event_time":1,"x":1.})",
@@ -71,8 +71,8 @@ TEST(RecordDecoder, RejectsInvalidJsonAnywhereInTheRecord) {
            "{\"tx_id\":\"t\",\"card\":\"abcd\",\"country\":\"DE\",\"event_time\":1,\"x\":\"\xff\"}",
            "{\"tx_id\":\"\xed\xa0\x80\",\"card\":\"abcd\",\"country\":\"DE\",\"event_time\":1}",
            "{\"tx_id\":\"\xc0\xaf\",\"card\":\"abcd\",\"country\":\"DE\",\"event_time\":1}",
-           "\xef\xbb\xbf" + withEventTime("1"),     // a byte order mark is not JSON text
-           withEventTime("1") + "\v",               // not JSON whitespace
+           "\xef\xbb\xbf" + withEventTime("1"),          // a byte order mark is not JSON text
+           withEventTime("1") + "\v",                    // not JSON whitespace
            std::string("[") + withEventTime("1") + "]",  // valid JSON, not an object
            std::string("\"text\""),
            std::string("null"),
@@ -91,8 +91,7 @@ TEST(RecordDecoder, RejectsAbsentRequiredFieldsAsMissingBeforeInvalid) {
   EXPECT_EQ(rejection(R"({"tx_id":"t","card":"abcd","country":"DE"})"),
             RejectReason::kMissingField);
   // Another field is invalid too: the first reason that applies wins.
-  EXPECT_EQ(rejection(R"({"tx_id":5,"card":"abcd","country":"DE"})"),
-            RejectReason::kMissingField);
+  EXPECT_EQ(rejection(R"({"tx_id":5,"card":"abcd","country":"DE"})"), RejectReason::kMissingField);
   // Names are matched exactly, case included.
   EXPECT_EQ(rejection(R"({"TX_ID":"t","card":"abcd","country":"DE","event_time":1})"),
             RejectReason::kMissingField);
@@ -132,7 +131,9 @@ TEST(RecordDecoder, EnforcesTxIdRule) {
   EXPECT_EQ(rejection(record(R"("a\u001fb")")), RejectReason::kInvalidField);
   EXPECT_EQ(rejection(record(R"("a\nb")")), RejectReason::kInvalidField);
   EXPECT_EQ(rejection(record(R"("a\u007fb")")), RejectReason::kInvalidField);
-  EXPECT_EQ(rejection(record("\"a\x7f" "b\"")), RejectReason::kInvalidField);
+  EXPECT_EQ(rejection(record("\"a\x7f"
+                             "b\"")),
+            RejectReason::kInvalidField);
   EXPECT_EQ(rejection(record(R"("a\u0080b")")), std::nullopt);  // C1 controls are allowed
   EXPECT_EQ(rejection(record(R"("a b")")), std::nullopt);
   EXPECT_EQ(rejection(record(R"("\ud83d\ude00")")), std::nullopt);
@@ -202,20 +203,20 @@ TEST(RecordDecoder, ParsesRfc3339EventTimes) {
 
 TEST(RecordDecoder, RejectsRfc3339TimesThatBreakTheRule) {
   for (const std::string& bad : std::vector<std::string>{
-           R"("2023-02-29T00:00:00Z")",       // not a leap year
-           R"("1900-02-29T00:00:00Z")",       // century, not a leap year
+           R"("2023-02-29T00:00:00Z")",  // not a leap year
+           R"("1900-02-29T00:00:00Z")",  // century, not a leap year
            R"("2023-04-31T00:00:00Z")",
            R"("2023-13-01T00:00:00Z")",
            R"("2023-00-01T00:00:00Z")",
            R"("2023-01-00T00:00:00Z")",
            R"("2023-01-01T24:00:00Z")",
            R"("2023-01-01T00:60:00Z")",
-           R"("2023-01-01T00:00:60Z")",       // no leap seconds
+           R"("2023-01-01T00:00:60Z")",  // no leap seconds
            R"("2023-01-01T00:00:00+24:00")",
            R"("2023-01-01T00:00:00+01:60")",
-           R"("2023-01-01T00:00:00")",        // no zone
-           R"("2023-01-01 00:00:00Z")",       // space separator
-           R"("2023-01-01T00:00:00.Z")",      // empty fraction
+           R"("2023-01-01T00:00:00")",    // no zone
+           R"("2023-01-01 00:00:00Z")",   // space separator
+           R"("2023-01-01T00:00:00.Z")",  // empty fraction
            R"("2023-01-01T00:00:00,5Z")",
            R"("2023-01-01T00:00Z")",
            R"("2023-1-01T00:00:00Z")",
@@ -225,8 +226,8 @@ TEST(RecordDecoder, RejectsRfc3339TimesThatBreakTheRule) {
            R"("2023-01-01T00:00:00Z ")",
            R"(" 2023-01-01T00:00:00Z")",
            R"("2023-01-01T00:00:00ZZ")",
-           R"("1969-12-31T23:59:59.999Z")",   // before the epoch
-           R"("1970-01-01T00:59:59+01:00")",  // before the epoch once the offset applies
+           R"("1969-12-31T23:59:59.999Z")",       // before the epoch
+           R"("1970-01-01T00:59:59+01:00")",      // before the epoch once the offset applies
            R"("9999-12-31T23:59:59.999-00:01")",  // past the maximum
            R"("")",
        }) {

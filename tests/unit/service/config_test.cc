@@ -33,10 +33,9 @@ TEST(ServiceConfig, DefaultsNeedOnlyBrokers) {
 }
 
 TEST(ServiceConfig, ReportsEveryProblemAtOnce) {
-  const auto config =
-      parse({"--window-ms", "0", "--grace-ms", "-1", "--threshold", "5", "--max-events", "4",
-             "--auto-offset-reset", "middle", "--log-format", "xml", "--alerts-topic",
-             "bad topic", "--kafka", "novalue"});
+  const auto config = parse({"--window-ms", "0", "--grace-ms", "-1", "--threshold", "5",
+                             "--max-events", "4", "--auto-offset-reset", "middle", "--log-format",
+                             "xml", "--alerts-topic", "bad topic", "--kafka", "novalue"});
   const auto problems = config.validate();
   EXPECT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--brokers")));

@@ -31,7 +31,8 @@ std::string lastLine(const std::string& text) {
   auto end = text.find_last_not_of('\n');
   if (end == std::string::npos) return "";
   const auto start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 struct Run {
@@ -52,32 +53,33 @@ Run replay(const std::vector<std::string>& args, const std::map<std::string, std
 const std::map<std::string, std::string> kKeyEnv = {{"FRAUD_CARD_HASH_KEY", "cli-test-key"}};
 
 TEST(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
-  const auto input = writeFile(
-      "three.jsonl",
-      "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
-      "  \t\r\n"
-      "\n"
-      "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2000}\r\n"
-      "not json\n"
-      "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":\"1970-01-01T00:00:03Z\"}");
+  const auto input =
+      writeFile("three.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
+                "  \t\r\n"
+                "\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2000}\r\n"
+                "not json\n"
+                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":\"1970-01-"
+                "01T00:00:03Z\"}");
   const auto run = replay({"--input", input}, kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto alert = nlohmann::json::parse(run.out);
   EXPECT_EQ(alert["tx_ids"], nlohmann::json({"a", "b", "c"}));
   EXPECT_EQ(alert["window_start"], 1000);
   const auto summary = nlohmann::json::parse(lastLine(run.err));
-  EXPECT_EQ(summary, nlohmann::json::parse(
-                         R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
-                         R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
-                         R"("rejected":{"invalid_json":1}})"));
+  EXPECT_EQ(summary,
+            nlohmann::json::parse(R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
+                                  R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
+                                  R"("rejected":{"invalid_json":1}})"));
 }
 
 TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
-  const auto input = writeFile(
-      "stdin.jsonl",
-      "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
-      "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
-      "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}");
+  const auto input =
+      writeFile("stdin.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
+                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}");
   const auto output = tempPath("out.jsonl");
   const auto run = replay({"--input", "-", "--output", output}, kKeyEnv, input);
   ASSERT_EQ(run.status, 0) << run.err;
@@ -86,10 +88,10 @@ TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
 }
 
 TEST(ReplayCommand, DetectorFlagsChangeTheRule) {
-  const auto input = writeFile(
-      "two.jsonl",
-      "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
-      "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":1500}\n");
+  const auto input =
+      writeFile("two.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":1500}\n");
   auto run = replay({"--input", input}, kKeyEnv);
   EXPECT_EQ(run.out, "");
   run = replay({"--input", input, "--threshold", "2", "--window-ms", "500"}, kKeyEnv);
@@ -101,14 +103,13 @@ TEST(ReplayCommand, DetectorFlagsChangeTheRule) {
 
 TEST(ReplayCommand, KeyFileWinsOverEnvironment) {
   const auto input = writeFile(
-      "key.jsonl",
-      "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n");
+      "key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n");
   const auto key_file = writeFile("key.txt", "file-key\n");
   const auto with_env = replay({"--input", input, "--threshold", "1", "--max-events", "1"},
                                {{"FRAUD_CARD_HASH_KEY", "file-key"}});
-  const auto with_file = replay({"--input", input, "--threshold", "1", "--max-events", "1",
-                                 "--card-hash-key-file", key_file},
-                                {{"FRAUD_CARD_HASH_KEY", "other"}});
+  const auto with_file = replay(
+      {"--input", input, "--threshold", "1", "--max-events", "1", "--card-hash-key-file", key_file},
+      {{"FRAUD_CARD_HASH_KEY", "other"}});
   ASSERT_EQ(with_env.status, 0);
   ASSERT_EQ(with_file.status, 0);
   EXPECT_EQ(nlohmann::json::parse(with_env.out)["card_ref"],

@@ -10,12 +10,12 @@ using detectors::Country;
 
 CardState sample() {
   CardState state;
-  state.events = {
-      detectors::Event{1'700'000'000'000, Country::of('D', 'E'), "tx-1"},
-      detectors::Event{1'700'000'000'000, Country::of('F', 'R'), "tx-\xc3\xa9"},
-      detectors::Event{1'700'000'100'000, Country::of('I', 'T'), detectors::TxId(std::string(64, 'x'))}};
-  state.incident = detectors::Incident{1'700'000'000'000, 1'700'000'600'000, 3,
-                                       {Country::of('D', 'E'), Country::of('F', 'R')}};
+  state.events = {detectors::Event{1'700'000'000'000, Country::of('D', 'E'), "tx-1"},
+                  detectors::Event{1'700'000'000'000, Country::of('F', 'R'), "tx-\xc3\xa9"},
+                  detectors::Event{1'700'000'100'000, Country::of('I', 'T'),
+                                   detectors::TxId(std::string(64, 'x'))}};
+  state.incident = detectors::Incident{
+      1'700'000'000'000, 1'700'000'600'000, 3, {Country::of('D', 'E'), Country::of('F', 'R')}};
   return state;
 }
 

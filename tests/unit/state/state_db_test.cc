@@ -2,11 +2,10 @@
 #include "state/state_db.h"
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <filesystem>
 #include <random>
-
-#include <rocksdb/db.h>
 
 #include "state/card_state_codec.h"
 
@@ -106,11 +105,11 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
       CardRef ref;
       ref.bytes[0] = static_cast<uint8_t>(i);
       ref.bytes[1] = static_cast<uint8_t>(i >> 8);
-      store->modify(ref).events.push_back(detectors::Event{
-          round * 1000 + i, Country::of('D', 'E'), std::string_view("tx-" + std::to_string(round))});
+      store->modify(ref).events.push_back(
+          detectors::Event{round * 1000 + i, Country::of('D', 'E'),
+                           std::string_view("tx-" + std::to_string(round))});
     }
-    ASSERT_EQ(store->persist(PartitionCheckpoint{round, 0, 0}),
-              std::nullopt);
+    ASSERT_EQ(store->persist(PartitionCheckpoint{round, 0, 0}), std::nullopt);
     EXPECT_LE(db_->cachedBytes(), 1u << 20);
   }
   for (int i = 0; i < 20'000; i += 997) {
