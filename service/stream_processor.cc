@@ -192,9 +192,12 @@ int StreamProcessor::run() {
   spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
                config_.instance_id);
 
-  // Records come in batches: one call, one clock reading and one histogram entry per batch.
-  KafkaQueue queue(rd_kafka_queue_get_consumer(consumer_.get()));
-  std::vector<rd_kafka_message_t*> batch(kConsumeBatch);
+  // Records come in batches: up to kConsumeBatch polled without waiting after the first, then
+  // one clock reading and one histogram entry for the batch. (rd_kafka_consume_batch_queue()
+  // would be one call, but librdkafka 2.0.2 drops records of partitions it keeps when an
+  // incremental rebalance lands during the call: LiveServiceTest caught a partition stalling.)
+  std::vector<rd_kafka_message_t*> batch;
+  batch.reserve(kConsumeBatch);
   const auto commit_interval = std::chrono::milliseconds(config_.commit_interval_ms);
   while (!stop_requested_.load()) {
     activateRestored();
@@ -211,17 +214,21 @@ int StreamProcessor::run() {
               .count(),
           0, kPollMs));
     }
-    const ssize_t count =
-        rd_kafka_consume_batch_queue(queue.get(), timeout_ms, batch.data(), batch.size());
-    if (count > 0) {
+    batch.clear();
+    for (rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_.get(), timeout_ms);
+         message != nullptr; message = rd_kafka_consumer_poll(consumer_.get(), 0)) {
+      batch.push_back(message);
+      if (batch.size() == kConsumeBatch) break;
+    }
+    if (!batch.empty()) {
       const auto started = Clock::now();
       const int64_t now_ms = coarseWallClockMs();
-      for (ssize_t i = 0; i < count; ++i) {
-        handle(batch[static_cast<size_t>(i)], now_ms);
-        rd_kafka_message_destroy(batch[static_cast<size_t>(i)]);
+      for (rd_kafka_message_t* message : batch) {
+        handle(message, now_ms);
+        rd_kafka_message_destroy(message);
       }
       const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-      processing_.observe(seconds / static_cast<double>(count), static_cast<uint64_t>(count));
+      processing_.observe(seconds / static_cast<double>(batch.size()), batch.size());
     }
     // The committer thread serves delivery reports while a commit is in flight.
     if (!output_->committing()) rd_kafka_poll(producer_.get(), 0);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <stdexcept>
@@ -248,7 +249,10 @@ std::vector<int64_t> TestKafka::committedOffsets(const std::string& group,
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int p = 0; p < partitions; ++p) rd_kafka_topic_partition_list_add(list, topic.c_str(), p);
   std::vector<int64_t> offsets(static_cast<size_t>(partitions), -1);
-  if (rd_kafka_committed(consumer, list, 10'000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (const auto err = rd_kafka_committed(consumer, list, 10'000);
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    std::fprintf(stderr, "committed offsets of %s: %s\n", group.c_str(), rd_kafka_err2str(err));
+  } else {
     for (int i = 0; i < list->cnt; ++i) {
       offsets[static_cast<size_t>(list->elems[i].partition)] = list->elems[i].offset;
     }

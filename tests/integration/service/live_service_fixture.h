@@ -149,7 +149,9 @@ class LiveServiceTest : public ::testing::Test {
 
   void expectAlertsMatchReplay() {
     ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(180)))
-        << "the service did not catch up; logs in " << work_;
+        << "the service did not catch up; logs in " << work_ << "; committed "
+        << ::testing::PrintToString(kafka_->committedOffsets(group_, input_)) << " of "
+        << ::testing::PrintToString(kafka_->endOffsets(input_));
     const AlertSet expected = expectedAlerts();
     const AlertSet actual = actualAlerts();
     EXPECT_GT(expected.by_key.size(), 100u) << "the stream should raise many alerts";
