@@ -61,17 +61,4 @@ std::optional<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string
   return count;
 }
 
-std::optional<std::string_view> headerValue(const rd_kafka_message_t* message, const char* name) {
-  rd_kafka_headers_t* headers = nullptr;
-  if (rd_kafka_message_headers(message, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return std::nullopt;
-  }
-  const void* value = nullptr;
-  size_t size = 0;
-  if (rd_kafka_header_get_last(headers, name, &value, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return std::nullopt;
-  }
-  return std::string_view(static_cast<const char*>(value), size);
-}
-
 }  // namespace fraud::service

@@ -51,10 +51,6 @@ using KafkaProperties = std::map<std::string, std::string>;
                                                          const std::string& topic, int timeout_ms,
                                                          std::string& error);
 
-// The value of a header, when the message has it.
-[[nodiscard]] std::optional<std::string_view> headerValue(const rd_kafka_message_t* message,
-                                                          const char* name);
-
 [[nodiscard]] inline std::string_view payloadOf(const rd_kafka_message_t* m) {
   return m->payload == nullptr ? std::string_view()
                                : std::string_view(static_cast<const char*>(m->payload), m->len);

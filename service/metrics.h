@@ -34,7 +34,6 @@ class LocalHistogram {
     sum_ = 0;
     any_ = false;
   }
-  [[nodiscard]] const std::vector<double>& bounds() const { return bounds_; }
 
  private:
   std::vector<double> bounds_;
