@@ -138,6 +138,7 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
 
   TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
   std::vector<int64_t> data_end(static_cast<size_t>(*partitions), 0);
+  std::vector<int64_t> data_start(static_cast<size_t>(*partitions), -1);
   const bool input_read = kafka::readTopic(
       consumer.get(), o.topic, *input_end,
       [&](const rd_kafka_message_t& m) {
@@ -147,6 +148,8 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
         if (outcome.rejected) audit.expectRejection(m.partition, m.offset, *outcome.rejected);
         if (outcome.alert) audit.expectAlert(*outcome.alert, o.detector);
         data_end[static_cast<size_t>(m.partition)] = m.offset + 1;
+        auto& start = data_start[static_cast<size_t>(m.partition)];
+        if (start < 0) start = m.offset;
       },
       static_cast<int>(o.stall_seconds * 1000), error);
   if (!input_read) return fail();
@@ -156,6 +159,15 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   if (group_failed) return fail();
 
   ordered_json notes = ordered_json::array();
+  for (size_t p = 0; p < data_start.size(); ++p) {
+    // Retention deleted the start of the partition: the engine cannot replay what the service
+    // saw, so dead letters and alerts caused by those records show up as unexpected.
+    if (data_start[p] > 0) {
+      notes.push_back("input partition " + std::to_string(p) + " starts at offset " +
+                      std::to_string(data_start[p]) +
+                      ": earlier records were deleted, so they cannot be audited");
+    }
+  }
   const bool alerts_read = readOptionalTopic(
       consumer.get(), o.alerts_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
