@@ -129,17 +129,18 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
 
 void ServiceMetrics::flush(RecordTally& tally, LocalHistogram& lateness_local,
                            LocalHistogram& processing_local) {
-  accepted_.Increment(static_cast<double>(tally.accepted));
-  late_dropped_.Increment(static_cast<double>(tally.late_dropped));
-  duplicate_.Increment(static_cast<double>(tally.duplicate));
+  const auto& counts = tally.outcomes;
+  accepted_.Increment(static_cast<double>(counts.accepted));
+  late_dropped_.Increment(static_cast<double>(counts.late_dropped));
+  duplicate_.Increment(static_cast<double>(counts.duplicate));
   key_mismatch.Increment(static_cast<double>(tally.key_mismatch));
-  overflow_evicted.Increment(static_cast<double>(tally.overflow_evicted));
-  alerts_new_.Increment(static_cast<double>(tally.alerts_new));
-  alerts_escalation_.Increment(static_cast<double>(tally.alerts_escalation));
+  overflow_evicted.Increment(static_cast<double>(counts.overflow_evicted));
+  alerts_new_.Increment(static_cast<double>(counts.incidents));
+  alerts_escalation_.Increment(static_cast<double>(counts.alerts - counts.incidents));
   uint64_t rejected_sum = 0;
-  for (size_t i = 0; i < tally.rejected.size(); ++i) {
-    rejected_by_reason_[i]->Increment(static_cast<double>(tally.rejected[i]));
-    rejected_sum += tally.rejected[i];
+  for (size_t i = 0; i < counts.rejected.size(); ++i) {
+    rejected_by_reason_[i]->Increment(static_cast<double>(counts.rejected[i]));
+    rejected_sum += counts.rejected[i];
   }
   rejected_total_.Increment(static_cast<double>(rejected_sum));
   tally = RecordTally{};

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "detectors/outcome_counts.h"
 #include "detectors/record_codec.h"
 
 namespace fraud::service {
@@ -44,14 +45,8 @@ class LocalHistogram {
 
 // Counts of one commit interval, kept by the ingest thread and added to the registry at commit.
 struct RecordTally {
-  uint64_t accepted = 0;
-  uint64_t late_dropped = 0;
-  uint64_t duplicate = 0;
+  detectors::OutcomeCounts outcomes;  // the same counts `replay` reports
   uint64_t key_mismatch = 0;
-  uint64_t overflow_evicted = 0;
-  uint64_t alerts_new = 0;
-  uint64_t alerts_escalation = 0;
-  std::array<uint64_t, detectors::kRejectReasonCount> rejected{};
 };
 
 // Every metric the service exports (docs/operations.md lists them). No label carries card data.

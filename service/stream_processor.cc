@@ -448,18 +448,7 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
         w->next_offset = message->offset + 1;
         w->dirty = true;
       }
-      switch (result.outcome) {
-        case detectors::Outcome::kAccepted:
-          ++tally_.accepted;
-          break;
-        case detectors::Outcome::kLateDropped:
-          ++tally_.late_dropped;
-          break;
-        case detectors::Outcome::kDuplicate:
-          ++tally_.duplicate;
-          break;
-      }
-      tally_.overflow_evicted += result.overflow_evicted;
+      tally_.outcomes.count(result);
       lateness_.observe(static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) /
                         1000.0);
       if (result.alert) {
@@ -469,7 +458,6 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
         detectors::appendAlertJson(json, *result.alert, key, config_.detector, wallClockMs());
         output_->send(config_.alerts_topic, RD_KAFKA_PARTITION_UA, result.alert->card_ref.hex(),
                       json, {{"idempotency-key", key.idempotency_key}});
-        ++(result.alert->incident.revision == 1 ? tally_.alerts_new : tally_.alerts_escalation);
       }
     }
   }
@@ -477,7 +465,7 @@ void StreamProcessor::handle(const rd_kafka_message_t* message, int64_t now_ms) 
 
 void StreamProcessor::reject(Worker& w, const rd_kafka_message_t* message,
                              detectors::RejectReason reason) {
-  ++tally_.rejected[static_cast<size_t>(reason)];
+  tally_.outcomes.countRejected(reason);
   {
     std::lock_guard lock(w.mu);
     w.next_offset = message->offset + 1;
