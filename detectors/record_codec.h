@@ -54,6 +54,9 @@ class RecordDecoder {
 // timestamp plus the allowed skew is rejected as future_event_time.
 [[nodiscard]] inline bool isFutureEventTime(EventTime event_time, int64_t record_timestamp_ms,
                                             int64_t max_future_skew_ms) {
+  // Saturating: a record timestamp near INT64_MAX must not overflow into the past.
+  // (max_future_skew_ms is 0..kMaxEventTime, so the subtraction cannot overflow.)
+  if (record_timestamp_ms >= kMaxEventTime - max_future_skew_ms) return false;
   return event_time > record_timestamp_ms + max_future_skew_ms;
 }
 

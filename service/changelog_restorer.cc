@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+
+#include "state/card_state_codec.h"
 
 namespace fraud::service {
 namespace {
@@ -47,19 +50,23 @@ void ChangelogRestorer::stop() {
   consumer_.reset();
 }
 
-void ChangelogRestorer::enqueue(int32_t partition) {
+void ChangelogRestorer::enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) {
   {
     std::lock_guard lock(mu_);
-    cancelled_.erase(partition);
-    queue_.push_back(partition);
-    progress_[partition] = 0;
+    for (const auto& [partition, ticket] : partition_tickets) {
+      cancelled_.erase(partition);
+      queue_.emplace_back(partition, ticket);
+      progress_[partition] = 0;
+    }
   }
   wake_.notify_all();
 }
 
 void ChangelogRestorer::cancel(int32_t partition) {
   std::lock_guard lock(mu_);
-  queue_.erase(std::remove(queue_.begin(), queue_.end(), partition), queue_.end());
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
+                              [partition](const auto& queued) { return queued.first == partition; }),
+               queue_.end());
   cancelled_[partition] = true;
   progress_.erase(partition);
 }
@@ -85,6 +92,7 @@ std::optional<double> ChangelogRestorer::progress(int32_t partition) const {
 // One partition being restored.
 struct ChangelogRestorer::Job {
   int32_t partition = 0;
+  uint64_t ticket = 0;
   std::chrono::steady_clock::time_point started;
   std::optional<state::PartitionCheckpoint> local;   // the checkpoint on disk before the restore
   std::optional<state::PartitionCheckpoint> latest;  // the last checkpoint record read
@@ -92,13 +100,14 @@ struct ChangelogRestorer::Job {
   int64_t end = 0;   // the changelog's end offset when the restore began
   int64_t next = 0;  // the next changelog offset to apply
   uint64_t records = 0;
+  uint64_t malformed = 0;
   std::vector<state::CardChange> batch;
   bool done = false;
 };
 
 void ChangelogRestorer::loop() {
   while (true) {
-    std::vector<int32_t> partitions;
+    std::vector<std::pair<int32_t, uint64_t>> partitions;
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
@@ -106,7 +115,24 @@ void ChangelogRestorer::loop() {
       partitions.assign(queue_.begin(), queue_.end());
       queue_.clear();
     }
-    restore(std::move(partitions));
+    try {
+      restore(partitions);
+    } catch (const std::exception& e) {
+      // The local database failed under us: report every partition of the round as failed, so
+      // the task manager retries it, instead of ending the process.
+      spdlog::error("restore: {}", e.what());
+      std::lock_guard lock(mu_);
+      for (const auto& [partition, ticket] : partitions) {
+        progress_.erase(partition);
+        if (cancelled_[partition]) continue;
+        RestoreResult failed;
+        failed.partition = partition;
+        failed.ticket = ticket;
+        failed.error = std::string("restore of partition ") + std::to_string(partition) + ": " +
+                       e.what();
+        completed_.push_back(std::move(failed));
+      }
+    }
   }
 }
 
@@ -114,7 +140,9 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
   job.done = true;
   RestoreResult result;
   result.partition = job.partition;
+  result.ticket = job.ticket;
   result.records = job.records;
+  result.malformed = job.malformed;
   if (!error) {
     result.checkpoint = job.latest ? job.latest : job.local;
     if (result.checkpoint) result.checkpoint->changelog_next_offset = job.next;
@@ -131,13 +159,26 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
   if (!cancelled_[job.partition]) completed_.push_back(std::move(result));
 }
 
-void ChangelogRestorer::restore(std::vector<int32_t> partitions) {
+void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>& queued) {
   std::map<int32_t, Job> jobs;
-  for (const int32_t p : partitions) {
+  std::vector<int32_t> partitions;
+  for (const auto& [p, ticket] : queued) {
+    if (jobs.count(p) > 0) {
+      jobs[p].ticket = ticket;  // queued twice: the newer ticket wins
+      continue;
+    }
+    partitions.push_back(p);
     Job& job = jobs[p];
     job.partition = p;
+    job.ticket = ticket;
     job.started = std::chrono::steady_clock::now();
-    job.local = db_.checkpoint(p);
+    try {
+      job.local = db_.checkpoint(p);
+    } catch (const std::exception& e) {
+      spdlog::warn("partition {}: {}; rebuilding it from the changelog", p, e.what());
+      if (auto error = db_.clearPartition(p)) throw std::runtime_error(*error);
+      job.local.reset();
+    }
   }
   // The changelog's start and end offsets of every partition, in two requests.
   auto earliest = makePartitionList(static_cast<int>(partitions.size()));
@@ -229,16 +270,27 @@ void ChangelogRestorer::restore(std::vector<int32_t> partitions) {
     ++job.records;
     const auto key = keyOf(message.get());
     if (key == kChangelogCheckpointKey) {
-      job.latest = state::PartitionCheckpoint::decode(payloadOf(message.get()));
-      if (!job.latest) {
-        finish(job, "unreadable checkpoint record at offset " + std::to_string(message->offset));
-        --remaining;
-        continue;
+      if (auto checkpoint = state::PartitionCheckpoint::decode(payloadOf(message.get()))) {
+        job.latest = checkpoint;
+      } else {
+        ++job.malformed;
+        spdlog::warn("partition {}: unreadable checkpoint record at changelog offset {}; skipped",
+                     job.partition, message->offset);
       }
     } else if (key.size() == detectors::CardRef{}.bytes.size()) {
       state::CardChange change;
       std::memcpy(change.card_ref.bytes.data(), key.data(), key.size());
-      if (message->payload != nullptr) change.encoded = std::string(payloadOf(message.get()));
+      if (message->payload != nullptr) {
+        const std::string_view value = payloadOf(message.get());
+        if (state::decodeCardState(value)) {
+          change.encoded = std::string(value);
+        } else {
+          // Restored as it is, it would end the ingest thread when read: drop the card.
+          ++job.malformed;
+          spdlog::warn("partition {}: changelog record at offset {} is no card state; card dropped",
+                       job.partition, message->offset);
+        }
+      }
       job.batch.push_back(std::move(change));
       if (job.batch.size() >= kRestoreBatch) {
         if (auto error = db_.writeRestored(job.partition, job.batch, std::nullopt)) {
@@ -249,6 +301,7 @@ void ChangelogRestorer::restore(std::vector<int32_t> partitions) {
         job.batch.clear();
       }
     } else {
+      ++job.malformed;
       spdlog::warn("partition {}: changelog record at offset {} has an unknown key; skipped",
                    job.partition, message->offset);
     }

@@ -87,6 +87,9 @@ std::vector<std::string> ServiceConfig::validate() const {
     add("--checkpoint-interval-ms must be 0..600000, got " +
         std::to_string(checkpoint_interval_ms));
   }
+  if (max_held_output_mb < 1 || max_held_output_mb > 4096) {
+    add("--max-held-output-mb must be 1..4096, got " + std::to_string(max_held_output_mb));
+  }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
   }
@@ -202,6 +205,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
   opt("--checkpoint-interval-ms", c.checkpoint_interval_ms,
       "How often committed state is also written to the local RocksDB (ms; 0: every commit). "
       "The changelog topic holds it meanwhile")
+      ->capture_default_str();
+  opt("--max-held-output-mb", c.max_held_output_mb,
+      "Output (alerts, dead letters) held while a commit is in flight before input waits for "
+      "the commit (MiB)")
       ->capture_default_str();
   opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();

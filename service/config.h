@@ -37,6 +37,7 @@ struct ServiceConfig {
   int64_t commit_interval_ms = 100;         // 10..60000
   int64_t checkpoint_interval_ms = 10'000;  // 0..600000; local state written to disk
   int64_t shutdown_timeout_ms = 20'000;     // 1000..600000
+  int64_t max_held_output_mb = 64;          // 1..4096; held output before input waits
 
   std::optional<std::string> card_hash_key_file;
   std::optional<std::string> kafka_config_file;

@@ -31,6 +31,19 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                              "break per-card locality")
                        .Register(registry)
                        .Add({})),
+      dead_letters_truncated(
+          BuildCounter()
+              .Name("fraud_dead_letters_truncated_total")
+              .Help("Dead letters cut to fit the dead-letter topic's record limit (headers "
+                    "truncated, original-size)")
+              .Register(registry)
+              .Add({})),
+      changelog_malformed(BuildCounter()
+                              .Name("fraud_changelog_malformed_records_total")
+                              .Help("Changelog records a restore could not decode (their cards "
+                                    "dropped, or the checkpoint skipped)")
+                              .Register(registry)
+                              .Add({})),
       overflow_evicted(BuildCounter()
                            .Name("fraud_overflow_evicted_events_total")
                            .Help("Events evicted because a card held more than max-events")
@@ -127,9 +140,20 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
   for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});
 }
 
-void ServiceMetrics::flush(RecordTally& tally, LocalHistogram& lateness_local,
-                           LocalHistogram& processing_local) {
+IntervalMetrics::IntervalMetrics()
+    : lateness(ServiceMetrics::latenessBuckets()),
+      processing(ServiceMetrics::processingBuckets()) {}
+
+void IntervalMetrics::clear() {
+  tally = RecordTally{};
+  lateness = LocalHistogram(ServiceMetrics::latenessBuckets());
+  processing = LocalHistogram(ServiceMetrics::processingBuckets());
+}
+
+void ServiceMetrics::flush(IntervalMetrics& interval) {
+  RecordTally& tally = interval.tally;
   const auto& counts = tally.outcomes;
+  dead_letters_truncated.Increment(static_cast<double>(tally.dead_letters_truncated));
   accepted_.Increment(static_cast<double>(counts.accepted));
   late_dropped_.Increment(static_cast<double>(counts.late_dropped));
   duplicate_.Increment(static_cast<double>(counts.duplicate));
@@ -144,8 +168,8 @@ void ServiceMetrics::flush(RecordTally& tally, LocalHistogram& lateness_local,
   }
   rejected_total_.Increment(static_cast<double>(rejected_sum));
   tally = RecordTally{};
-  lateness_local.flushTo(lateness);
-  processing_local.flushTo(processing);
+  interval.lateness.flushTo(lateness);
+  interval.processing.flushTo(processing);
 }
 
 }  // namespace fraud::service

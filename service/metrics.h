@@ -47,6 +47,18 @@ class LocalHistogram {
 struct RecordTally {
   detectors::OutcomeCounts outcomes;  // the same counts `replay` reports
   uint64_t key_mismatch = 0;
+  uint64_t dead_letters_truncated = 0;  // dead letters cut to fit the topic's record limit
+};
+
+// What the ingest thread counts between two commits: added to the registry when a commit goes
+// through, dropped when it aborts (the records are processed again).
+struct IntervalMetrics {
+  RecordTally tally;
+  LocalHistogram lateness;
+  LocalHistogram processing;
+
+  IntervalMetrics();
+  void clear();
 };
 
 // Every metric the service exports (docs/operations.md lists them). No label carries card data.
@@ -55,13 +67,15 @@ class ServiceMetrics {
   explicit ServiceMetrics(prometheus::Registry& registry);
 
   // Adds and clears the tally and the local histograms.
-  void flush(RecordTally& tally, LocalHistogram& lateness, LocalHistogram& processing);
+  void flush(IntervalMetrics& interval);
   [[nodiscard]] static std::vector<double> latenessBuckets();
   [[nodiscard]] static std::vector<double> processingBuckets();
 
   prometheus::Family<prometheus::Counter>& records;
   prometheus::Family<prometheus::Counter>& rejected;
   prometheus::Counter& key_mismatch;
+  prometheus::Counter& dead_letters_truncated;
+  prometheus::Counter& changelog_malformed;
   prometheus::Counter& overflow_evicted;
   prometheus::Family<prometheus::Counter>& alerts;
   prometheus::Histogram& lateness;

@@ -152,7 +152,7 @@ int runService(ServiceConfig config) {
   const detectors::CardHasher hasher(key->bytes);
   StreamProcessor processor(config, kafka, hasher, *db, metrics);
   // The API comes up first: liveness and metrics answer while Kafka is still being reached.
-  const api::Router router(api_options, processor, *registry);
+  const api::Router router(api_options, processor.view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
     spdlog::critical("cannot serve the API on {}:{}: {}", config.http_address, config.http_port,

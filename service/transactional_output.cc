@@ -9,47 +9,83 @@ constexpr int kOffsetsTimeoutMs = 10'000;
 // librdkafka asks commit and abort to take the remaining transaction time (-1): other timeouts
 // risk desynchronising its transaction state machine.
 constexpr int kRemainingTransactionTime = -1;
+// How long a send waits for room in a full producer queue before it gives the record up (the
+// transaction then aborts and the input is read again): the ingest thread never blocks for
+// good on an unreachable broker.
+constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
+rd_kafka_headers_t* makeHeaders(std::initializer_list<RecordCollector::Header> headers) {
+  if (headers.size() == 0) return nullptr;
+  rd_kafka_headers_t* kafka_headers = rd_kafka_headers_new(headers.size());
+  for (const auto& h : headers) {
+    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                        h.value.data(), static_cast<ssize_t>(h.value.size()));
+  }
+  return kafka_headers;
+}
+
 }  // namespace
 
-TransactionalOutput::TransactionalOutput(rd_kafka_t* producer) : producer_(producer) {}
+void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
+  rd_kafka_conf_set_dr_msg_cb(
+      conf, [](rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+        if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
+                       rd_kafka_err2str(message->err));
+          return;
+        }
+        if (message->_private != nullptr) {
+          *static_cast<int64_t*>(message->_private) = message->offset;
+        }
+      });
+}
+
+TransactionalOutput::TransactionalOutput(rd_kafka_t* producer)
+    : producer_(producer), committer_([this] { committerLoop(); }) {}
 
 TransactionalOutput::~TransactionalOutput() {
-  if (committer_.joinable()) committer_.join();
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  committer_.join();
 }
 
 void TransactionalOutput::send(const std::string& topic, int32_t partition, std::string_view key,
                                std::optional<std::string_view> value,
                                std::initializer_list<Header> headers, int64_t* delivered_offset) {
+  if (fatal_) return;
   if (committing_) {
     HeldRecord& held = held_.emplace_back();
     held.topic = topic;
     held.partition = partition;
     held.key = key;
+    held.delivered_offset = delivered_offset;
+    held_bytes_ += key.size() + (value ? value->size() : 0);
     if (value) held.value = std::string(*value);
-    for (const auto& h : headers) held.headers.emplace_back(h.name, h.value);
+    for (const auto& h : headers) {
+      held.headers.emplace_back(h.name, h.value);
+      held_bytes_ += h.name.size() + h.value.size();
+    }
     return;
   }
-  if (!open_) {
-    if (KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
-      spdlog::error("begin transaction: {}", errorText(e.get()));
-      lost_record_ = true;
-      return;
-    }
-    open_ = true;
-    opened_at_ = std::chrono::steady_clock::now();
+  if (!beginIfClosed()) return;
+  produce(topic.c_str(), partition, key, value, makeHeaders(headers), delivered_offset);
+}
+
+bool TransactionalOutput::beginIfClosed() {
+  if (open_) return true;
+  if (KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
+    spdlog::error("begin transaction: {}", errorText(e.get()));
+    if (rd_kafka_error_is_fatal(e.get())) fatal_ = true;
+    lost_record_ = true;
+    return false;
   }
-  rd_kafka_headers_t* kafka_headers = nullptr;
-  if (headers.size() > 0) {
-    kafka_headers = rd_kafka_headers_new(headers.size());
-    for (const auto& h : headers) {
-      rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
-                          h.value.data(), static_cast<ssize_t>(h.value.size()));
-    }
-  }
-  produce(topic.c_str(), partition, key, value, kafka_headers, delivered_offset);
+  open_ = true;
+  return true;
 }
 
 void TransactionalOutput::produce(const char* topic, int32_t partition, std::string_view key,
@@ -74,11 +110,13 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
     fields.emplace_back().vtype = RD_KAFKA_VTYPE_OPAQUE;
     fields.back().u.ptr = delivered_offset;
   }
+  const auto first_try = std::chrono::steady_clock::now();
   while (true) {
     KafkaError error(rd_kafka_produceva(producer_, fields.data(), fields.size()));
     const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
+        std::chrono::steady_clock::now() - first_try < kQueueFullPatience) {
       // The broker is slower than we are, or unreachable: wait for deliveries, hold input.
       blocked_ = true;
       rd_kafka_poll(producer_, 100);
@@ -86,6 +124,7 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
     }
     if (!lost_record_) spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
     if (headers != nullptr) rd_kafka_headers_destroy(headers);
+    blocked_ = true;
     lost_record_ = true;  // the transaction cannot commit without it
     return;
   }
@@ -94,98 +133,111 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
 void TransactionalOutput::startCommit(PartitionList offsets, GroupMetadata group) {
   committing_ = true;
   commit_started_ = std::chrono::steady_clock::now();
-  if (lost_record_) {
-    std::lock_guard lock(mu_);
+  std::lock_guard lock(mu_);
+  if (fatal_) {
+    result_ = Result::kFatal;
+  } else if (lost_record_) {
     result_ = Result::kAborted;
-    return;
+  } else if (!open_) {
+    result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
+  } else {
+    request_ = CommitRequest{std::move(offsets), std::move(group)};
+    wake_.notify_all();
   }
-  if (!open_) {  // nothing was sent: an empty transaction commits nothing
-    std::lock_guard lock(mu_);
-    result_ = Result::kCommitted;
-    return;
-  }
-  if (committer_.joinable()) committer_.join();
-  committer_ =
-      std::thread([this, offsets = std::move(offsets), group = std::move(group)]() mutable {
-        runCommit(std::move(offsets), std::move(group));
-      });
 }
 
-void TransactionalOutput::runCommit(PartitionList offsets, GroupMetadata group) {
-  Result result = Result::kCommitted;
-  if (offsets->cnt > 0) {
-    if (KafkaError e(rd_kafka_send_offsets_to_transaction(producer_, offsets.get(), group.get(),
-                                                          kOffsetsTimeoutMs));
-        e) {
-      spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
-      result = rd_kafka_error_is_fatal(e.get()) ? Result::kFatal : Result::kAborted;
+void TransactionalOutput::committerLoop() {
+  while (true) {
+    CommitRequest request;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || request_.has_value(); });
+      if (!request_) return;  // stopping with nothing to commit
+      request = std::move(*request_);
+      request_.reset();
     }
+    publish(runCommit(std::move(request)));
   }
-  // Commit flushes the transaction's records first; their delivery reports run on this thread.
-  while (result == Result::kCommitted) {
-    KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
-    if (!e) break;
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
-                       errorText(e.get()));
-      result = Result::kFatal;
-    } else if (rd_kafka_error_txn_requires_abort(e.get())) {
-      spdlog::warn("commit transaction: {}; aborting and reprocessing", errorText(e.get()));
-      result = Result::kAborted;
-    } else {
-      spdlog::warn("commit transaction: {}; retrying", errorText(e.get()));
-    }
-  }
+}
+
+void TransactionalOutput::publish(Result result) {
   std::lock_guard lock(mu_);
   result_ = result;
   done_.notify_all();
 }
 
+TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request) {
+  if (request.offsets && request.offsets->cnt > 0) {
+    if (KafkaError e(rd_kafka_send_offsets_to_transaction(producer_, request.offsets.get(),
+                                                          request.group.get(), kOffsetsTimeoutMs));
+        e) {
+      spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
+      return rd_kafka_error_is_fatal(e.get()) ? Result::kFatal : Result::kAborted;
+    }
+  }
+  // Commit flushes the transaction's records first; their delivery reports run on this thread.
+  while (true) {
+    KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
+    if (!e) return Result::kCommitted;
+    if (rd_kafka_error_is_fatal(e.get())) {
+      spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
+                       errorText(e.get()));
+      return Result::kFatal;
+    }
+    if (rd_kafka_error_txn_requires_abort(e.get())) {
+      spdlog::warn("commit transaction: {}; aborting and reprocessing", errorText(e.get()));
+      return Result::kAborted;
+    }
+    spdlog::warn("commit transaction: {}; retrying", errorText(e.get()));
+  }
+}
+
 std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(bool wait) {
   if (!committing_) return std::nullopt;
-  std::optional<Result> result;
+  Result result;
   {
     std::unique_lock lock(mu_);
     if (wait) done_.wait(lock, [this] { return result_.has_value(); });
     if (!result_) return std::nullopt;
-    result = std::exchange(result_, std::nullopt);
+    result = *std::exchange(result_, std::nullopt);
   }
-  if (committer_.joinable()) committer_.join();
   committing_ = false;
-  if (*result == Result::kCommitted) {
-    last_commit_duration_ = std::chrono::steady_clock::now() - commit_started_;
-    open_ = false;
-    blocked_ = false;
-    for (auto& held : std::exchange(held_, {})) {
-      rd_kafka_headers_t* kafka_headers = nullptr;
-      if (!held.headers.empty()) kafka_headers = rd_kafka_headers_new(held.headers.size());
-      for (const auto& [name, value] : held.headers) {
-        rd_kafka_header_add(kafka_headers, name.data(), static_cast<ssize_t>(name.size()),
-                            value.data(), static_cast<ssize_t>(value.size()));
-      }
-      if (!open_) {
-        if (KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
-          spdlog::error("begin transaction: {}", errorText(e.get()));
-          lost_record_ = true;
-        }
-        open_ = true;
-        opened_at_ = std::chrono::steady_clock::now();
-      }
-      produce(held.topic.c_str(), held.partition, held.key,
-              held.value ? std::optional<std::string_view>(*held.value) : std::nullopt,
-              kafka_headers, nullptr);
-    }
+  if (result == Result::kFatal) {
+    fatal_ = true;
+    held_.clear();
+    held_bytes_ = 0;
     return result;
   }
-  if (*result == Result::kAborted) return abort(/*outputs_failed=*/true);
+  if (result == Result::kAborted) return abort(/*outputs_failed=*/true);
+  last_commit_duration_ = std::chrono::steady_clock::now() - commit_started_;
+  open_ = false;
+  blocked_ = false;
+  for (auto& held : std::exchange(held_, {})) {
+    rd_kafka_headers_t* kafka_headers = nullptr;
+    if (!held.headers.empty()) kafka_headers = rd_kafka_headers_new(held.headers.size());
+    for (const auto& [name, value] : held.headers) {
+      rd_kafka_header_add(kafka_headers, name.data(), static_cast<ssize_t>(name.size()),
+                          value.data(), static_cast<ssize_t>(value.size()));
+    }
+    if (!beginIfClosed()) {
+      if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
+      continue;
+    }
+    produce(held.topic.c_str(), held.partition, held.key,
+            held.value ? std::optional<std::string_view>(*held.value) : std::nullopt,
+            kafka_headers, held.delivered_offset);
+  }
+  held_bytes_ = 0;
   return result;
 }
 
 TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
   blocked_ = blocked_ || outputs_failed;
   held_.clear();
+  held_bytes_ = 0;
   lost_record_ = false;
   committing_ = false;
+  if (fatal_) return Result::kFatal;
   if (!open_) return Result::kAborted;
   open_ = false;
   while (true) {
@@ -193,6 +245,7 @@ TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
     if (!e) return Result::kAborted;
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("abort transaction: {}", errorText(e.get()));
+      fatal_ = true;
       return Result::kFatal;
     }
     spdlog::warn("abort transaction: {}; retrying", errorText(e.get()));

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <initializer_list>
@@ -11,43 +13,49 @@
 #include <vector>
 
 #include "service/kafka.h"
+#include "service/record_collector.h"
 
 namespace fraud::service {
 
 // The service's outputs (alerts, dead letters, changelog records) written in Kafka
 // transactions by one transactional producer.
 //
-// A commit runs on a thread of its own: the ingest thread goes on processing records meanwhile,
-// and what it sends then is held in memory and sent in the next transaction once the commit is
-// through. So the broker's time to acknowledge a transaction overlaps with processing instead of
-// adding to it.
+// A commit runs on the committer thread, which lives as long as this object: the ingest thread
+// goes on processing records meanwhile, and what it sends then is held in memory (counted by
+// heldBytes(), which the caller bounds) and sent in the next transaction once the commit is
+// through. So the broker's time to acknowledge a transaction overlaps with processing.
 //
-// Thread-safety: every method is for the ingest thread only.
-class TransactionalOutput {
+// After a fatal error (the producer was fenced: another instance has our transactional id)
+// nothing is sent again and every call reports kFatal.
+//
+// Thread-safety: every public method is for the ingest thread only; the committer thread is
+// internal.
+class TransactionalOutput final : public RecordCollector {
  public:
-  struct Header {
-    std::string_view name;
-    std::string_view value;
-  };
+  using Header = RecordCollector::Header;
   enum class Result { kCommitted, kAborted, kFatal };
+
+  // Installs the delivery-report callback that send()'s `delivered_offset` relies on; call on
+  // the producer's configuration before creating the producer.
+  static void installDeliveryReports(rd_kafka_conf_t* conf);
 
   // `producer` must have transactions initialised and outlive this object.
   explicit TransactionalOutput(rd_kafka_t* producer);
-  ~TransactionalOutput();
+  ~TransactionalOutput() override;
   TransactionalOutput(const TransactionalOutput&) = delete;
   TransactionalOutput& operator=(const TransactionalOutput&) = delete;
 
   // Sends a record in the open transaction (beginning one when none is), or holds it while a
-  // commit is in flight. `delivered_offset`, when given, receives the record's offset once the
-  // broker acknowledges it; it must stay valid until the transaction ends.
+  // commit is in flight.
   void send(const std::string& topic, int32_t partition, std::string_view key,
             std::optional<std::string_view> value, std::initializer_list<Header> headers,
-            int64_t* delivered_offset = nullptr);
+            int64_t* delivered_offset = nullptr) override;
 
   // Records were sent (or held) since the last commit started.
-  [[nodiscard]] bool hasOpenWork() const { return open_ || !held_.empty(); }
+  [[nodiscard]] bool hasOpenWork() const { return open_ || !held_.empty() || lost_record_; }
   [[nodiscard]] bool committing() const { return committing_; }
-  [[nodiscard]] std::chrono::steady_clock::time_point openedAt() const { return opened_at_; }
+  // Bytes (keys, values, headers) held while a commit is in flight.
+  [[nodiscard]] size_t heldBytes() const { return held_bytes_; }
 
   // Starts committing the open transaction, with these input offsets (may be empty). Not while
   // a commit is in flight. A transaction that cannot commit (a record was lost) is aborted
@@ -63,6 +71,7 @@ class TransactionalOutput {
 
   // Outputs could not be written since the last successful commit.
   [[nodiscard]] bool blocked() const { return blocked_; }
+  [[nodiscard]] bool fatal() const { return fatal_; }
   // How long the last successful commit took, from startCommit().
   [[nodiscard]] std::chrono::duration<double> lastCommitDuration() const {
     return last_commit_duration_;
@@ -75,27 +84,39 @@ class TransactionalOutput {
     std::string key;
     std::optional<std::string> value;
     std::vector<std::pair<std::string, std::string>> headers;
+    int64_t* delivered_offset;
+  };
+  struct CommitRequest {
+    PartitionList offsets;
+    GroupMetadata group;
   };
 
+  [[nodiscard]] bool beginIfClosed();
   void produce(const char* topic, int32_t partition, std::string_view key,
                std::optional<std::string_view> value, rd_kafka_headers_t* headers,
                int64_t* delivered_offset);
-  void runCommit(PartitionList offsets, GroupMetadata group);
+  void committerLoop();
+  [[nodiscard]] Result runCommit(CommitRequest request);
+  void publish(Result result);
 
   rd_kafka_t* producer_;
   bool open_ = false;
   bool committing_ = false;
   bool lost_record_ = false;  // a send failed: this transaction must abort
   bool blocked_ = false;
-  std::chrono::steady_clock::time_point opened_at_;
+  bool fatal_ = false;
   std::chrono::steady_clock::time_point commit_started_;
   std::chrono::duration<double> last_commit_duration_{};
   std::vector<HeldRecord> held_;
+  size_t held_bytes_ = 0;
 
-  std::thread committer_;
   std::mutex mu_;
-  std::condition_variable done_;
-  std::optional<Result> result_;  // set by the committer thread
+  std::condition_variable wake_;  // a request, or stopping
+  std::condition_variable done_;  // a result
+  std::optional<CommitRequest> request_;
+  std::optional<Result> result_;
+  bool stopping_ = false;
+  std::thread committer_;  // started last: it reads the members above
 };
 
 }  // namespace fraud::service

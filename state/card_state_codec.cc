@@ -147,4 +147,24 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
   return state;
 }
 
+size_t maxEncodedCardStateBytes(size_t max_events) {
+  detectors::CardState state;
+  const std::string tx_id(detectors::TxId::kMaxSize, 'x');
+  state.events.reserve(max_events);
+  for (size_t i = 0; i < max_events; ++i) {
+    detectors::Event& event = state.events.emplace_back();
+    event.time = detectors::kMaxEventTime;
+    event.country = detectors::Country::of('Z', 'Z');
+    event.tx_id = detectors::TxId(tx_id);
+  }
+  detectors::Incident& incident = state.incident.emplace();
+  incident.start = detectors::kMaxEventTime;
+  incident.end = detectors::kMaxEventTime;
+  incident.revision = UINT32_MAX;
+  for (char a = 'A'; a <= 'Z'; ++a) {
+    for (char b = 'A'; b <= 'Z'; ++b) incident.countries.push_back(detectors::Country::of(a, b));
+  }
+  return encodeCardState(state).size();
+}
+
 }  // namespace fraud::state

@@ -1,0 +1,104 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "service/kafka.h"
+#include "service/metrics.h"
+#include "service/task_manager.h"
+#include "service/transactional_output.h"
+
+namespace fraud::service {
+
+// The life of the transaction (Kafka Streams' commit in StreamThread + TaskManager): when to
+// commit, what a commit carries (every dirty task's card changes and checkpoint, and the input
+// offsets), what follows its result (committed checkpoints move on; an abort rewinds every task),
+// when the committed state may be persisted to local disk, and when input must wait.
+//
+// Invariants:
+// - Local disk only ever takes state that is entirely committed: persist() runs only when no
+//   record has been processed since the last commit succeeded, and never after a fatal error.
+// - Output held while a commit is in flight stays under max_held_bytes: mustWait() says when the
+//   ingest thread has to wait for the commit before processing more.
+// - After a fatal error (fenced) nothing commits, aborts or persists again; fatal() stays true.
+//
+// Thread-safety: ingest thread only.
+class CommitCoordinator {
+ public:
+  struct Options {
+    std::string input_topic;
+    std::string changelog_topic;
+    std::chrono::milliseconds commit_interval{100};
+    std::chrono::milliseconds checkpoint_interval{10'000};  // 0: persist after every commit
+    uint64_t cache_pressure_bytes = 0;  // persist early past this many cached bytes
+    size_t max_held_bytes = 64 << 20;   // output held during a commit
+    uint64_t max_held_records = 500'000;  // records processed during a commit
+    // The mock cluster acknowledges transactional offsets without storing them: commit them
+    // again outside the transaction (embedded mode only).
+    bool commit_offsets_outside_transaction = false;
+  };
+  enum class Outcome { kNone, kCommitted, kAborted, kFatal };
+
+  // `group` returns the consumer's group metadata; `commit_offsets` commits offsets outside a
+  // transaction (used only with commit_offsets_outside_transaction); `cached_bytes` reads the
+  // state cache's size.
+  CommitCoordinator(Options options, TransactionalOutput& output, TaskManager& tasks,
+                    std::function<GroupMetadata()> group,
+                    std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets,
+                    std::function<uint64_t()> cached_bytes, IntervalMetrics& interval,
+                    ServiceMetrics* metrics);
+
+  // A record was processed (its outputs sent to the output).
+  void recordProcessed() { ++uncommitted_records_; }
+
+  // The finished commit's result, without waiting; kNone while none finished.
+  [[nodiscard]] Outcome poll();
+  // Begins a commit when the interval has passed and records are pending; when the checkpoint
+  // interval has passed too, waits for it and persists. Call once per loop.
+  [[nodiscard]] Outcome maybeCommit();
+  // The held output or the records processed during the in-flight commit passed their bound.
+  [[nodiscard]] bool mustWait() const;
+  // Waits for the in-flight commit.
+  [[nodiscard]] Outcome waitForCommit();
+  // Commits everything processed so far and waits for it (revocation, shutdown).
+  [[nodiscard]] Outcome commitNow();
+  // Throws away everything since the last commit (lost partitions, unreadable state): waits for
+  // the in-flight commit, aborts the rest and rewinds every task.
+  [[nodiscard]] Outcome abortUncommitted();
+  // Writes the committed state of these partitions (every partition when empty) to disk.
+  // False on a disk failure or when not everything is committed.
+  [[nodiscard]] bool persist(const std::vector<int32_t>& partitions = {});
+
+  [[nodiscard]] bool fatal() const { return fatal_; }
+  [[nodiscard]] bool committing() const { return output_.committing(); }
+  [[nodiscard]] bool blocked() const { return output_.blocked(); }
+  [[nodiscard]] uint64_t uncommittedRecords() const { return uncommitted_records_; }
+  // How long the poll loop may wait for input before the next commit is due.
+  [[nodiscard]] int pollTimeoutMs(int idle_ms) const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void begin();
+  [[nodiscard]] Outcome complete(TransactionalOutput::Result result);
+
+  Options options_;
+  TransactionalOutput& output_;
+  TaskManager& tasks_;
+  std::function<GroupMetadata()> group_;
+  std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets_;
+  std::function<uint64_t()> cached_bytes_;
+  IntervalMetrics& interval_;  // flushed to metrics_ at every commit, cleared on abort
+  ServiceMetrics* metrics_;    // may be null (tests)
+
+  bool fatal_ = false;
+  uint64_t uncommitted_records_ = 0;  // processed since the last commit began
+  Clock::time_point last_commit_started_ = Clock::now();
+  Clock::time_point last_persist_ = Clock::now();
+  // The tasks of the commit in flight, with the checkpoint each reaches.
+  std::vector<std::pair<int32_t, state::PartitionCheckpoint>> committing_;
+};
+
+}  // namespace fraud::service

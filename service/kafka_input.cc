@@ -1,0 +1,81 @@
+#include "service/kafka_input.h"
+
+#include <spdlog/spdlog.h>
+
+namespace fraud::service {
+namespace {
+
+constexpr int kBlockingCallMs = 10'000;
+
+}  // namespace
+
+KafkaInput::KafkaInput(rd_kafka_t* consumer, std::string topic, std::string auto_offset_reset)
+    : consumer_(consumer),
+      topic_(std::move(topic)),
+      auto_offset_reset_(std::move(auto_offset_reset)) {}
+
+void KafkaInput::pause(const std::vector<int32_t>& partitions) {
+  auto list = makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions) rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
+  if (const auto err = rd_kafka_pause_partitions(consumer_, list.get())) {
+    spdlog::error("pause input partitions: {}", rd_kafka_err2str(err));
+  }
+}
+
+void KafkaInput::resume(int32_t partition) {
+  auto list = makePartitionList(1);
+  rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition);
+  if (const auto err = rd_kafka_resume_partitions(consumer_, list.get())) {
+    spdlog::error("partition {}: resume: {}", partition, rd_kafka_err2str(err));
+  }
+}
+
+bool KafkaInput::seek(int32_t partition, int64_t offset) {
+  auto list = makePartitionList(1);
+  rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition)->offset = offset;
+  if (KafkaError e(rd_kafka_seek_partitions(consumer_, list.get(), kBlockingCallMs)); e) {
+    spdlog::error("partition {}: seek to {}: {}", partition, offset, rd_kafka_error_string(e.get()));
+    return false;
+  }
+  if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    spdlog::error("partition {}: seek to {}: {}", partition, offset,
+                  rd_kafka_err2str(list->elems[0].err));
+    return false;
+  }
+  return true;
+}
+
+std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& partitions) {
+  std::map<int32_t, int64_t> result;
+  auto list = makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions) rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
+  if (const auto err = rd_kafka_committed(consumer_, list.get(), kBlockingCallMs)) {
+    spdlog::warn("committed offsets of {}: {}; asking again", topic_, rd_kafka_err2str(err));
+    return result;
+  }
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& elem = list->elems[i];
+    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    if (elem.offset >= 0) {
+      spdlog::warn(
+          "partition {}: no state checkpoint but a committed offset {}; state before it "
+          "is lost (changelog topic recreated?)",
+          elem.partition, elem.offset);
+      result[elem.partition] = elem.offset;
+      continue;
+    }
+    int64_t low = 0;
+    int64_t high = 0;
+    if (const auto err = rd_kafka_query_watermark_offsets(consumer_, topic_.c_str(), elem.partition,
+                                                          &low, &high, kBlockingCallMs)) {
+      // Starting at 0 here would replay the whole history, or skip it: neither is ours to guess.
+      spdlog::warn("partition {}: watermark query: {}; asking again", elem.partition,
+                   rd_kafka_err2str(err));
+      continue;
+    }
+    result[elem.partition] = auto_offset_reset_ == "latest" ? high : low;
+  }
+  return result;
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,240 @@
+#include "service/partition_task.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "detectors/alert.h"
+#include "service/changelog_format.h"
+#include "service/dead_letter.h"
+
+namespace fraud::service {
+namespace {
+
+// Kafka header names of the records the service writes.
+constexpr std::string_view kIdempotencyKeyHeader = "idempotency-key";
+constexpr std::string_view kRejectReasonHeader = "reject-reason";
+constexpr std::string_view kSourceTopicHeader = "source-topic";
+constexpr std::string_view kSourcePartitionHeader = "source-partition";
+constexpr std::string_view kSourceOffsetHeader = "source-offset";
+constexpr std::string_view kTruncatedHeader = "truncated";
+constexpr std::string_view kOriginalSizeHeader = "original-size";
+constexpr std::string_view kOriginalKeySizeHeader = "original-key-size";
+
+}  // namespace
+
+PartitionTask::PartitionTask(int32_t partition, const TaskContext& context,
+                             uint64_t restore_ticket)
+    : partition_(partition),
+      context_(context),
+      source_partition_(std::to_string(partition)),
+      restore_ticket_(restore_ticket) {}
+
+PartitionTask::~PartitionTask() = default;
+
+void PartitionTask::activate(std::unique_ptr<state::RocksDbCardStore> store,
+                             const state::PartitionCheckpoint& checkpoint,
+                             uint64_t restored_records) {
+  std::lock_guard lock(mu_);
+  store_ = std::move(store);
+  detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
+                                                             checkpoint.stream_time);
+  committed_ = checkpoint;
+  persisted_ = checkpoint;
+  next_offset_ = checkpoint.next_offset;
+  dirty_ = false;
+  restored_records_.store(restored_records);
+  restore_progress_.store(1);
+  active_.store(true);
+}
+
+void PartitionTask::restart(uint64_t restore_ticket) {
+  std::lock_guard lock(mu_);
+  active_.store(false);
+  detector_.reset();
+  store_.reset();
+  dirty_ = false;
+  restore_ticket_ = restore_ticket;
+  restore_progress_.store(0);
+}
+
+PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
+  if (!active_.load() || record.offset < next_offset_) return Processed::kSkipped;
+  try {
+    if (!record.value) {
+      // A tombstone is no JSON value at all (SPEC §1: invalid_json).
+      reject(record, detectors::RejectReason::kInvalidJson);
+      return Processed::kDone;
+    }
+    const auto decoded = context_.decoder.decode(*record.value);
+    if (!decoded.ok()) {
+      reject(record, *decoded.rejected);
+    } else if (record.timestamp_ms &&
+               detectors::isFutureEventTime(decoded.tx.event_time, *record.timestamp_ms,
+                                            context_.config.max_future_skew_ms)) {
+      reject(record, detectors::RejectReason::kFutureEventTime);
+    } else {
+      if (record.key != decoded.tx.card) ++context_.interval.tally.key_mismatch;
+      detect(decoded);
+    }
+    std::lock_guard lock(mu_);
+    next_offset_ = record.offset + 1;
+    dirty_ = true;
+    return Processed::kDone;
+  } catch (const std::exception&) {
+    // The card store could not read the local state (RocksDB error, unreadable value): what
+    // this record did is unknown, so nothing since the last commit may commit.
+    return Processed::kStoreFailed;
+  }
+}
+
+void PartitionTask::detect(const detectors::DecodeResult& decoded) {
+  const auto card_ref = context_.hasher.hash(decoded.tx.card);
+  detectors::PartitionDetector::Result result;
+  {
+    std::lock_guard lock(mu_);
+    result = detector_->process(card_ref, decoded.tx);
+  }
+  context_.interval.tally.outcomes.count(result);
+  const int64_t now_ms = context_.wall_clock_ms();
+  context_.interval.lateness.observe(
+      static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) / 1000.0);
+  if (!result.alert) return;
+  const auto key = detectors::AlertKey::of(*result.alert);
+  std::string json;
+  json.reserve(512);
+  detectors::appendAlertJson(json, *result.alert, key, context_.config.detector, now_ms);
+  context_.output.send(context_.config.alerts_topic, kAnyPartition,
+                       result.alert->card_ref.hex(), json,
+                       {{kIdempotencyKeyHeader, key.idempotency_key}});
+}
+
+void PartitionTask::reject(const InputRecord& record, detectors::RejectReason reason) {
+  context_.interval.tally.outcomes.countRejected(reason);
+  const std::string offset = std::to_string(record.offset);
+  const std::string_view reason_name = detectors::rejectReasonName(reason);
+  const std::string& topic = context_.config.input_topic;
+  const size_t header_bytes = kRejectReasonHeader.size() + reason_name.size() +
+                              kSourceTopicHeader.size() + topic.size() +
+                              kSourcePartitionHeader.size() + source_partition_.size() +
+                              kSourceOffsetHeader.size() + offset.size();
+  const DeadLetter letter =
+      fitDeadLetter(record.key, record.value, header_bytes, context_.max_dead_letter_bytes);
+  if (!letter.truncated) {
+    context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key,
+                         letter.value,
+                         {{kRejectReasonHeader, reason_name},
+                          {kSourceTopicHeader, topic},
+                          {kSourcePartitionHeader, source_partition_},
+                          {kSourceOffsetHeader, offset}});
+    return;
+  }
+  ++context_.interval.tally.dead_letters_truncated;
+  const std::string value_size = std::to_string(letter.original_value_size);
+  const std::string key_size = std::to_string(letter.original_key_size);
+  context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key,
+                       letter.value,
+                       {{kRejectReasonHeader, reason_name},
+                        {kSourceTopicHeader, topic},
+                        {kSourcePartitionHeader, source_partition_},
+                        {kSourceOffsetHeader, offset},
+                        {kTruncatedHeader, "true"},
+                        {kOriginalSizeHeader, value_size},
+                        {kOriginalKeySizeHeader, key_size}});
+}
+
+std::optional<state::PartitionCheckpoint> PartitionTask::prepareCommit(
+    RecordCollector& output, const std::string& changelog_topic) {
+  if (!active_.load() || !dirty_) return std::nullopt;
+  std::lock_guard lock(mu_);
+  for (const auto& change : store_->takeCommitChanges()) {
+    output.send(changelog_topic, partition_, change.card_ref.raw(),
+                change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt,
+                {});
+  }
+  const state::PartitionCheckpoint checkpoint{next_offset_, detector_->streamTime(), 0};
+  checkpoint_record_offset_ = -1;
+  output.send(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode(), {},
+              &checkpoint_record_offset_);
+  dirty_ = false;
+  return checkpoint;
+}
+
+void PartitionTask::markCommitted(const state::PartitionCheckpoint& checkpoint) {
+  std::lock_guard lock(mu_);
+  committed_ = checkpoint;
+  // Without a delivery report yet, a restore re-reads a little more of the changelog.
+  committed_.changelog_next_offset = checkpoint_record_offset_ >= 0
+                                         ? checkpoint_record_offset_ + 1
+                                         : persisted_.changelog_next_offset;
+}
+
+bool PartitionTask::rewind() {
+  if (!active_.load()) return true;  // a restore is on its way to the committed state anyway
+  std::lock_guard lock(mu_);
+  dirty_ = false;
+  store_->discardChanges();
+  if (committed_ != persisted_) return false;
+  detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
+                                                             persisted_.stream_time);
+  next_offset_ = persisted_.next_offset;
+  return true;
+}
+
+bool PartitionTask::hasUnpersistedState() const {
+  return active_.load() && (committed_ != persisted_ || store_->hasUnpersistedChanges());
+}
+
+std::optional<std::string> PartitionTask::persist() {
+  if (!active_.load() || dirty_) return std::nullopt;  // dirty: not everything is committed
+  std::lock_guard lock(mu_);
+  if (committed_ == persisted_ && !store_->hasUnpersistedChanges()) return std::nullopt;
+  if (auto error = store_->persist(committed_)) return error;
+  persisted_ = committed_;
+  return std::nullopt;
+}
+
+api::PartitionStatus PartitionTask::status(double now_s) const {
+  api::PartitionStatus ps;
+  ps.partition = partition_;
+  ps.restored_records = restored_records_.load();
+  std::lock_guard lock(mu_);
+  if (!active_.load()) {
+    ps.phase = api::PartitionPhase::kRestoring;
+    ps.restore_progress = restore_progress_.load();
+    return ps;
+  }
+  ps.phase = api::PartitionPhase::kActive;
+  ps.restore_progress = 1.0;
+  ps.stream_time_ms = detector_->streamTime();
+  if (ps.stream_time_ms) {
+    ps.event_time_lag_seconds = now_s - static_cast<double>(*ps.stream_time_ms) / 1000.0;
+  }
+  ps.next_offset = next_offset_;
+  ps.cards = store_->cardCount();
+  if (const int64_t hw = high_watermark_.load(); hw >= 0) {
+    ps.high_watermark = hw;
+    ps.offset_lag = std::max<int64_t>(0, hw - next_offset_);
+  }
+  return ps;
+}
+
+api::CardLookup PartitionTask::lookup(const detectors::CardRef& card_ref) const {
+  std::lock_guard lock(mu_);
+  if (!active_.load()) return {api::CardLookupOutcome::kRestoring, std::nullopt};
+  try {
+    const detectors::CardState* state = store_->find(card_ref);
+    if (state == nullptr) return {api::CardLookupOutcome::kNotFound, std::nullopt};
+    return {api::CardLookupOutcome::kFound,
+            api::CardSnapshot{card_ref, partition_, detector_->streamTime(), *state}};
+  } catch (const std::exception&) {
+    // Unreadable local state: the ingest thread rebuilds the partition when it meets it.
+    return {api::CardLookupOutcome::kRestoring, std::nullopt};
+  }
+}
+
+uint64_t PartitionTask::cardCount() const {
+  std::lock_guard lock(mu_);
+  return active_.load() ? store_->cardCount() : 0;
+}
+
+}  // namespace fraud::service

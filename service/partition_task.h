@@ -1,0 +1,128 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/service_view.h"
+#include "detectors/card_ref.h"
+#include "detectors/partition_detector.h"
+#include "detectors/record_codec.h"
+#include "service/config.h"
+#include "service/metrics.h"
+#include "service/record_collector.h"
+#include "state/state_db.h"
+
+namespace fraud::service {
+
+// One input record as a task sees it, apart from librdkafka's message type.
+struct InputRecord {
+  int64_t offset = 0;
+  std::string_view key;
+  std::optional<std::string_view> value;  // none: a tombstone (null value)
+  std::optional<int64_t> timestamp_ms;    // the record's own timestamp, when it has one
+};
+
+// What every task of one ingest thread shares: configuration, the card hasher, where outputs
+// go and the counters of the current commit interval. All owned by the caller; single thread.
+struct TaskContext {
+  const ServiceConfig& config;
+  const detectors::CardHasher& hasher;
+  RecordCollector& output;
+  detectors::RecordDecoder& decoder;
+  IntervalMetrics& interval;
+  size_t max_dead_letter_bytes;            // the dead-letter topic's record limit
+  std::function<int64_t()> wall_clock_ms;  // detected_at and lateness
+};
+
+// One assigned input partition (Kafka Streams' StreamTask): its detector over its card store,
+// its input position and the checkpoints it has committed and persisted.
+//
+// Phases: restoring (no store: its state is being brought up from the changelog; `ticket`
+// names that restore) and active (consuming). A task starts restoring.
+//
+// Thread-safety: the ingest thread calls everything; status(), lookup(), the progress and
+// watermark setters may be called from any thread. The ingest thread takes the task's lock
+// whenever it changes what those readers see, so a reader never meets a half-reset task.
+class PartitionTask {
+ public:
+  enum class Processed { kDone, kSkipped, kStoreFailed };
+
+  PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket);
+  ~PartitionTask();
+  PartitionTask(const PartitionTask&) = delete;
+  PartitionTask& operator=(const PartitionTask&) = delete;
+
+  [[nodiscard]] int32_t partition() const { return partition_; }
+  [[nodiscard]] bool active() const { return active_.load(); }
+  [[nodiscard]] uint64_t restoreTicket() const { return restore_ticket_; }
+  [[nodiscard]] int64_t nextOffset() const { return next_offset_; }
+  // Processed records since the last prepareCommit().
+  [[nodiscard]] bool dirty() const { return dirty_; }
+  [[nodiscard]] const state::PartitionCheckpoint& committed() const { return committed_; }
+
+  // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state.
+  void activate(std::unique_ptr<state::RocksDbCardStore> store,
+                const state::PartitionCheckpoint& checkpoint, uint64_t restored_records);
+  // Back to restoring under a new ticket: store and detector are dropped.
+  void restart(uint64_t restore_ticket);
+
+  // One record of this partition, in partition order. Records before nextOffset() (fetched
+  // before a seek) and records of a restoring task are skipped. kStoreFailed: the local state
+  // could not be read; nothing may commit until the partition is rebuilt.
+  [[nodiscard]] Processed process(const InputRecord& record);
+
+  // Sends the changed card states and the checkpoint record to the changelog and returns the
+  // checkpoint the commit reaches; nothing when no record was processed since the last call.
+  [[nodiscard]] std::optional<state::PartitionCheckpoint> prepareCommit(
+      RecordCollector& output, const std::string& changelog_topic);
+  // The commit that carried `checkpoint` went through.
+  void markCommitted(const state::PartitionCheckpoint& checkpoint);
+  // State, stream time and position back to the last committed checkpoint. True when done
+  // locally (seek the input to nextOffset()); false when the disk lacks it: restart() and
+  // restore from the changelog.
+  [[nodiscard]] bool rewind();
+  // Writes the committed state to disk. Only when every change is committed (after a commit,
+  // before the next record); an error message when the disk refuses it.
+  [[nodiscard]] std::optional<std::string> persist();
+  [[nodiscard]] bool hasUnpersistedState() const;
+
+  // Any thread.
+  [[nodiscard]] api::PartitionStatus status(double now_s) const;
+  [[nodiscard]] api::CardLookup lookup(const detectors::CardRef& card_ref) const;
+  [[nodiscard]] uint64_t cardCount() const;
+  void setRestoreProgress(double progress) { restore_progress_.store(progress); }
+  void setHighWatermark(int64_t offset) { high_watermark_.store(offset); }
+  [[nodiscard]] int64_t highWatermark() const { return high_watermark_.load(); }
+
+ private:
+  void reject(const InputRecord& record, detectors::RejectReason reason);
+  void detect(const detectors::DecodeResult& decoded);
+
+  const int32_t partition_;
+  const TaskContext& context_;
+  const std::string source_partition_;  // decimal, for dead-letter headers
+
+  // Written by the ingest thread under mu_; read by it without, by others under mu_.
+  mutable std::mutex mu_;
+  std::atomic<bool> active_{false};
+  std::unique_ptr<state::RocksDbCardStore> store_;
+  std::unique_ptr<detectors::PartitionDetector> detector_;
+  int64_t next_offset_ = -1;
+  uint64_t restore_ticket_;
+  state::PartitionCheckpoint committed_;  // what the last committed transaction covered
+  state::PartitionCheckpoint persisted_;  // what the state on disk covers
+  bool dirty_ = false;
+  int64_t checkpoint_record_offset_ = -1;  // set by the checkpoint record's delivery report
+
+  std::atomic<int64_t> high_watermark_{-1};
+  std::atomic<double> restore_progress_{0};
+  std::atomic<uint64_t> restored_records_{0};
+};
+
+}  // namespace fraud::service

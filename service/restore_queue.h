@@ -1,0 +1,38 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "state/state_db.h"
+
+namespace fraud::service {
+
+struct RestoreResult {
+  int32_t partition = 0;
+  uint64_t ticket = 0;                                   // as given to enqueue()
+  std::optional<state::PartitionCheckpoint> checkpoint;  // none: the partition has no state yet
+  uint64_t records = 0;                                  // changelog records applied
+  uint64_t malformed = 0;  // changelog records that did not decode (their cards dropped)
+  std::chrono::duration<double> duration{};
+  std::optional<std::string> error;  // the restore failed; retry it
+};
+
+// What the task manager asks of the changelog restorer (ChangelogRestorer; a fake in tests).
+// Each restore carries the ticket it was enqueued with, so a result that arrives for an older
+// incarnation of a partition (revoked and assigned again meanwhile) is recognised as stale.
+// Thread-safety: every method may be called from any thread.
+class RestoreQueue {
+ public:
+  virtual ~RestoreQueue() = default;
+  virtual void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) = 0;
+  // Stops restoring `partition` (revoked): it is dropped from the queue, or abandoned soon.
+  virtual void cancel(int32_t partition) = 0;
+  [[nodiscard]] virtual std::vector<RestoreResult> takeCompleted() = 0;
+  // 0..1 for a queued or running restore; nothing for a partition not being restored.
+  [[nodiscard]] virtual std::optional<double> progress(int32_t partition) const = 0;
+};
+
+}  // namespace fraud::service

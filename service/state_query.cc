@@ -1,0 +1,84 @@
+#include "service/state_query.h"
+
+#include <chrono>
+
+namespace fraud::service {
+namespace {
+
+double wallClockSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
+                       state::StateDb& db)
+    : config_(config),
+      hasher_(hasher),
+      db_(db),
+      partitioner_(detectors::parsePartitioner(config.partitioner)
+                       .value_or(detectors::Partitioner::kCrc32)) {}
+
+void StateQuery::attach(const TaskManager& tasks, const TopicAdmin& admin,
+                        int32_t input_partitions) {
+  input_partitions_.store(input_partitions);
+  admin_.store(&admin);
+  tasks_.store(&tasks);
+}
+
+api::ServiceStatus StateQuery::status() const {
+  api::ServiceStatus status;
+  const TaskManager* tasks = tasks_.load();
+  if (tasks == nullptr) return status;
+  status.consumer_joined = joined_.load();
+  status.outputs_blocked = outputs_blocked_.load();
+  status.instance_id = config_.instance_id;
+  status.state_bytes = db_.diskBytes();
+  const double now_s = wallClockSeconds();
+  tasks->withTasks([&](const auto& map) {
+    for (const auto& [p, task] : map) status.partitions.push_back(task->status(now_s));
+  });
+  return status;
+}
+
+std::optional<int32_t> StateQuery::partitionOf(std::string_view card) const {
+  const int32_t partitions = input_partitions_.load();
+  if (partitions <= 0) return std::nullopt;
+  return detectors::partitionFor(partitioner_, card, partitions);
+}
+
+detectors::CardRef StateQuery::cardRef(std::string_view card) const { return hasher_.hash(card); }
+
+api::CardLookup StateQuery::lookup(int32_t partition, const detectors::CardRef& card_ref) const {
+  const TaskManager* tasks = tasks_.load();
+  if (tasks == nullptr) return {api::CardLookupOutcome::kNotHeld, std::nullopt};
+  return tasks->withTasks([&](const auto& map) -> api::CardLookup {
+    const auto it = map.find(partition);
+    if (it == map.end()) return {api::CardLookupOutcome::kNotHeld, std::nullopt};
+    return it->second->lookup(card_ref);
+  });
+}
+
+api::CardLookup StateQuery::lookupHeld(const detectors::CardRef& card_ref) const {
+  const TaskManager* tasks = tasks_.load();
+  if (tasks == nullptr) return {api::CardLookupOutcome::kNotFound, std::nullopt};
+  return tasks->withTasks([&](const auto& map) -> api::CardLookup {
+    bool restoring = false;
+    for (const auto& [p, task] : map) {
+      auto result = task->lookup(card_ref);
+      if (result.outcome == api::CardLookupOutcome::kFound) return result;
+      restoring = restoring || result.outcome == api::CardLookupOutcome::kRestoring;
+    }
+    return {restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
+            std::nullopt};
+  });
+}
+
+std::optional<std::string> StateQuery::ownerOf(int32_t partition) const {
+  const TopicAdmin* admin = admin_.load();
+  if (admin == nullptr) return std::nullopt;
+  return admin->ownerOf(partition);
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,287 @@
+#include "service/stream_thread.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace fraud::service {
+namespace {
+
+constexpr int kPollMs = 50;
+constexpr size_t kConsumeBatch = 1024;
+constexpr auto kGaugeInterval = std::chrono::seconds(1);
+
+double wallClockSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
+  std::vector<int32_t> result;
+  for (int i = 0; i < list->cnt; ++i) result.push_back(list->elems[i].partition);
+  return result;
+}
+
+}  // namespace
+
+StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
+                           CommitCoordinator& commits, IntervalMetrics& interval,
+                           RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
+                           ServiceMetrics& metrics)
+    : config_(config),
+      clients_(clients),
+      tasks_(tasks),
+      commits_(commits),
+      interval_(interval),
+      restorer_(restorer),
+      query_(query),
+      db_(db),
+      metrics_(metrics) {}
+
+int StreamThread::run(const std::atomic<bool>& stop) {
+  auto subscription = makePartitionList(1);
+  rd_kafka_topic_partition_list_add(subscription.get(), config_.input_topic.c_str(),
+                                    RD_KAFKA_PARTITION_UA);
+  if (const auto err = rd_kafka_subscribe(clients_.consumer, subscription.get())) {
+    spdlog::error("cannot subscribe to {}: {}", config_.input_topic, rd_kafka_err2str(err));
+    return 1;
+  }
+  spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
+               config_.instance_id);
+
+  // Records come in batches: up to kConsumeBatch polled without waiting after the first, then
+  // one clock reading and one histogram entry for the batch. (rd_kafka_consume_batch_queue()
+  // would be one call, but librdkafka 2.0.2 drops records of partitions it keeps when an
+  // incremental rebalance lands during the call.)
+  std::vector<rd_kafka_message_t*> batch;
+  batch.reserve(kConsumeBatch);
+  while (!stop.load() && !commits_.fatal()) {
+    for (const int32_t p : tasks_.activateRestored()) {
+      metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
+    }
+    if (commits_.poll() == CommitCoordinator::Outcome::kFatal) break;
+    collect(batch, commits_.pollTimeoutMs(kPollMs));
+    if (!batch.empty()) {
+      const auto started = Clock::now();
+      const uint64_t epoch = tasks_.rewindEpoch();
+      size_t processed = 0;
+      for (rd_kafka_message_t* message : batch) {
+        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && handle(message)) ++processed;
+        rd_kafka_message_destroy(message);
+      }
+      batch.clear();
+      if (processed > 0) {
+        const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+        interval_.processing.observe(seconds / static_cast<double>(processed), processed);
+      }
+    }
+    // The committer thread serves delivery reports while a commit is in flight.
+    if (!commits_.committing()) rd_kafka_poll(clients_.producer, 0);
+    if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) break;
+    query_.setOutputsBlocked(commits_.blocked());
+    if (Clock::now() - last_gauges_ >= kGaugeInterval) refreshGauges();
+  }
+  return shutdown();
+}
+
+void StreamThread::collect(std::vector<rd_kafka_message_t*>& batch, int timeout_ms) {
+  uint64_t epoch = tasks_.rewindEpoch();
+  for (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, timeout_ms);
+       message != nullptr; message = rd_kafka_consumer_poll(clients_.consumer, 0)) {
+    if (tasks_.rewindEpoch() != epoch) {
+      // A rebalance callback inside that poll moved positions back: what was collected before
+      // it was fetched from the old positions and will be fetched again.
+      for (rd_kafka_message_t* stale : batch) rd_kafka_message_destroy(stale);
+      batch.clear();
+      epoch = tasks_.rewindEpoch();
+    }
+    batch.push_back(message);
+    if (batch.size() == kConsumeBatch) break;
+  }
+}
+
+bool StreamThread::handle(const rd_kafka_message_t* message) {
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      spdlog::warn("consumer: {}", rd_kafka_message_errstr(message));
+    }
+    return false;
+  }
+  PartitionTask* task = tasks_.task(message->partition);
+  // Records of a partition not held, still restoring, or fetched before a seek are read again.
+  if (task == nullptr) return false;
+  InputRecord record;
+  record.offset = message->offset;
+  record.key = keyOf(message);
+  if (message->payload != nullptr) record.value = payloadOf(message);
+  rd_kafka_timestamp_type_t type;
+  const int64_t timestamp = rd_kafka_message_timestamp(message, &type);
+  if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) record.timestamp_ms = timestamp;
+  switch (task->process(record)) {
+    case PartitionTask::Processed::kSkipped:
+      return false;
+    case PartitionTask::Processed::kStoreFailed:
+      spdlog::error("partition {}: local state unreadable at offset {}; rebuilding it",
+                    message->partition, message->offset);
+      if (commits_.abortUncommitted() != CommitCoordinator::Outcome::kFatal) {
+        tasks_.rebuild(message->partition);
+      }
+      return false;
+    case PartitionTask::Processed::kDone:
+      break;
+  }
+  commits_.recordProcessed();
+  if (commits_.mustWait()) {
+    // Output held during the commit passed its bound: input waits for the commit.
+    (void)commits_.waitForCommit();
+  }
+  return true;
+}
+
+void StreamThread::rebalance(rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t* partitions) {
+  cooperative_ =
+      std::string_view(rd_kafka_rebalance_protocol(clients_.consumer)) == "COOPERATIVE";
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    assign(partitions);
+  } else {
+    revoke(partitions, rd_kafka_assignment_lost(clients_.consumer) != 0);
+  }
+}
+
+void StreamThread::assign(rd_kafka_topic_partition_list_t* partitions) {
+  metrics_.rebalances.Add({{"kind", "assign"}}).Increment();
+  if (cooperative_) {
+    if (KafkaError e(rd_kafka_incremental_assign(clients_.consumer, partitions)); e) {
+      spdlog::error("incremental assign: {}", rd_kafka_error_string(e.get()));
+    }
+  } else {
+    // An eager assignment replaces the whole set: pass every partition we hold.
+    auto all = makePartitionList();
+    for (const int32_t p : tasks_.partitions()) {
+      rd_kafka_topic_partition_list_add(all.get(), config_.input_topic.c_str(), p);
+    }
+    for (int i = 0; i < partitions->cnt; ++i) {
+      rd_kafka_topic_partition_list_add(all.get(), config_.input_topic.c_str(),
+                                        partitions->elems[i].partition);
+    }
+    rd_kafka_assign(clients_.consumer, all.get());
+  }
+  const auto assigned = partitionsOf(partitions);
+  for (const int32_t p : assigned) {
+    metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(0);
+  }
+  // Nothing is consumed until the partition's state is restored (activateRestored()).
+  tasks_.assign(assigned);
+  query_.setJoined(true);
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  spdlog::info("assigned {} partition(s); restoring their state", partitions->cnt);
+}
+
+void StreamThread::revoke(rd_kafka_topic_partition_list_t* partitions, bool lost) {
+  metrics_.rebalances.Add({{"kind", lost ? "lost" : "revoke"}}).Increment();
+  const auto revoked = partitionsOf(partitions);
+  if (lost) {
+    // Another member may own these already: nothing of ours may commit for them.
+    (void)commits_.abortUncommitted();
+  } else if (commits_.commitNow() == CommitCoordinator::Outcome::kCommitted) {
+    // A later owner (us again, perhaps) then restores less of the changelog. Only after a
+    // commit that covers everything: a failed commit persists nothing.
+    if (!commits_.persist(revoked)) {
+      spdlog::warn("revoked partitions: local checkpoint not written; a later owner restores more");
+    }
+  }
+  const std::vector<int32_t> dropped = cooperative_ ? revoked : tasks_.partitions();
+  tasks_.remove(dropped);
+  for (const int32_t p : dropped) dropPartitionGauges(p);
+  if (cooperative_) {
+    if (KafkaError e(rd_kafka_incremental_unassign(clients_.consumer, partitions)); e) {
+      spdlog::error("incremental unassign: {}", rd_kafka_error_string(e.get()));
+    }
+  } else {
+    rd_kafka_assign(clients_.consumer, nullptr);
+  }
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  spdlog::info("{} {} partition(s)", lost ? "lost" : "revoked", partitions->cnt);
+}
+
+void StreamThread::dropPartitionGauges(int32_t partition) {
+  const std::string label = std::to_string(partition);
+  for (auto* family : {&metrics_.stream_time, &metrics_.event_time_lag, &metrics_.offset_lag,
+                       &metrics_.state_cards, &metrics_.restore_progress}) {
+    family->Remove(&family->Add({{"partition", label}}));
+  }
+}
+
+void StreamThread::refreshGauges() {
+  last_gauges_ = Clock::now();
+  const double now_s = wallClockSeconds();
+  for (const auto& [p, task] : tasks_.tasks()) {
+    const std::string label = std::to_string(p);
+    if (!task->active()) {
+      if (const auto progress = restorer_.progress(p)) {
+        task->setRestoreProgress(*progress);
+        metrics_.restore_progress.Add({{"partition", label}}).Set(*progress);
+      }
+      continue;
+    }
+    int64_t low = 0;
+    int64_t high = 0;
+    if (rd_kafka_get_watermark_offsets(clients_.consumer, config_.input_topic.c_str(), p, &low,
+                                       &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        high >= 0) {
+      task->setHighWatermark(high);
+    }
+    const auto status = task->status(now_s);
+    if (status.stream_time_ms) {
+      const double st = static_cast<double>(*status.stream_time_ms) / 1000.0;
+      metrics_.stream_time.Add({{"partition", label}}).Set(st);
+      metrics_.event_time_lag.Add({{"partition", label}}).Set(now_s - st);
+    }
+    if (status.offset_lag) {
+      metrics_.offset_lag.Add({{"partition", label}}).Set(static_cast<double>(*status.offset_lag));
+    }
+    metrics_.state_cards.Add({{"partition", label}}).Set(static_cast<double>(status.cards));
+  }
+  metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
+  metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));
+  if (const uint64_t malformed = tasks_.malformedChangelogRecords(); malformed > 0) {
+    const double seen = metrics_.changelog_malformed.Value();
+    if (static_cast<double>(malformed) > seen) {
+      metrics_.changelog_malformed.Increment(static_cast<double>(malformed) - seen);
+    }
+  }
+}
+
+int StreamThread::shutdown() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.shutdown_timeout_ms);
+  int status = 0;
+  if (commits_.fatal()) {
+    spdlog::critical("stopping after a fatal error: nothing more is committed or persisted");
+    status = 1;
+  } else {
+    spdlog::info("stopping: committing and leaving the group");
+    if (commits_.commitNow() != CommitCoordinator::Outcome::kCommitted) status = 1;
+    if (status == 0 && !commits_.persist()) status = 1;
+  }
+  // Closing runs the revoke callback (nothing left to commit; after a fatal error it only drops
+  // the tasks) and leaves the group, unless the membership is static. It must run in every
+  // case: destroying an unclosed consumer would call back into members already destroyed.
+  if (const auto err = rd_kafka_consumer_close(clients_.consumer)) {
+    spdlog::warn("consumer close: {}", rd_kafka_err2str(err));
+  }
+  tasks_.remove(tasks_.partitions());
+  query_.setJoined(false);
+  if (status == 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    rd_kafka_flush(clients_.producer, static_cast<int>(std::max<int64_t>(0, left.count())));
+  }
+  if (Clock::now() > deadline) {
+    spdlog::error("clean stop took longer than --shutdown-timeout-ms");
+    status = 1;
+  }
+  return status;
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "service/commit_coordinator.h"
+#include "service/config.h"
+#include "service/kafka.h"
+#include "service/metrics.h"
+#include "service/restore_queue.h"
+#include "service/state_query.h"
+#include "service/task_manager.h"
+#include "state/state_db.h"
+
+namespace fraud::service {
+
+// The ingest loop (Kafka Streams' StreamThread): polls the input, hands each record to its
+// partition's task, drives the commit schedule and the restore activations, serves rebalances,
+// refreshes the gauges, and stops cleanly.
+//
+// A rebalance callback runs inside the consumer poll. When it moves positions back (an abort,
+// a lost partition), records already taken out of librdkafka in the current batch belong to the
+// old positions: the loop drops them (TaskManager::rewindEpoch()).
+//
+// Thread-safety: run() and the rebalance callback on the ingest thread; nothing else.
+class StreamThread {
+ public:
+  struct Clients {
+    rd_kafka_t* consumer;
+    rd_kafka_t* producer;
+  };
+  StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
+               CommitCoordinator& commits, IntervalMetrics& interval, RestoreQueue& restorer,
+               StateQuery& query, state::StateDb& db, ServiceMetrics& metrics);
+
+  // Subscribes and consumes until `stop`, then commits, checkpoints and leaves the group.
+  // Returns the exit status: 0 for a clean stop within the deadline, 1 after a fatal error
+  // (the consumer is closed either way).
+  [[nodiscard]] int run(const std::atomic<bool>& stop);
+
+  // The consumer's rebalance callback (the opaque pointer given to librdkafka leads here).
+  void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void collect(std::vector<rd_kafka_message_t*>& batch, int timeout_ms);
+  // False when processing must stop for this batch (positions moved back, or fatal).
+  [[nodiscard]] bool handle(const rd_kafka_message_t* message);
+  void assign(rd_kafka_topic_partition_list_t* partitions);
+  void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
+  void dropPartitionGauges(int32_t partition);
+  void refreshGauges();
+  [[nodiscard]] int shutdown();
+
+  const ServiceConfig& config_;
+  Clients clients_;
+  TaskManager& tasks_;
+  CommitCoordinator& commits_;
+  IntervalMetrics& interval_;
+  RestoreQueue& restorer_;
+  StateQuery& query_;
+  state::StateDb& db_;
+  ServiceMetrics& metrics_;
+  bool cooperative_ = true;
+  Clock::time_point last_gauges_{};
+};
+
+}  // namespace fraud::service

@@ -1,0 +1,163 @@
+#include "service/task_manager.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+namespace fraud::service {
+
+TaskManager::TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
+                         RestoreQueue& restorer)
+    : context_(context), db_(db), input_(input), restorer_(restorer) {}
+
+TaskManager::~TaskManager() = default;
+
+PartitionTask* TaskManager::task(int32_t partition) const {
+  const auto it = tasks_.find(partition);
+  return it == tasks_.end() ? nullptr : it->second.get();
+}
+
+std::vector<int32_t> TaskManager::partitions() const {
+  std::vector<int32_t> result;
+  result.reserve(tasks_.size());
+  for (const auto& [p, task] : tasks_) result.push_back(p);
+  return result;
+}
+
+void TaskManager::restoreUnder(const std::vector<int32_t>& partitions) {
+  std::vector<std::pair<int32_t, uint64_t>> tickets;
+  for (const int32_t p : partitions) {
+    PartitionTask* t = task(p);
+    if (t == nullptr) continue;
+    const uint64_t ticket = next_ticket_++;
+    t->restart(ticket);
+    waiting_for_offset_.erase(p);
+    tickets.emplace_back(p, ticket);
+  }
+  if (tickets.empty()) return;
+  input_.pause(partitions);
+  restorer_.enqueue(tickets);
+}
+
+void TaskManager::assign(const std::vector<int32_t>& partitions) {
+  {
+    std::unique_lock lock(mu_);
+    for (const int32_t p : partitions) {
+      // A partition assigned again without a revocation between (eager protocol) starts anew.
+      restorer_.cancel(p);
+      tasks_[p] = std::make_unique<PartitionTask>(p, context_, /*restore_ticket=*/0);
+    }
+  }
+  restoreUnder(partitions);
+}
+
+void TaskManager::remove(const std::vector<int32_t>& partitions) {
+  std::unique_lock lock(mu_);
+  for (const int32_t p : partitions) {
+    restorer_.cancel(p);
+    waiting_for_offset_.erase(p);
+    tasks_.erase(p);
+  }
+}
+
+std::vector<int32_t> TaskManager::activateRestored() {
+  std::vector<int32_t> retry;
+  for (auto& result : restorer_.takeCompleted()) {
+    malformed_changelog_ += result.malformed;
+    PartitionTask* t = task(result.partition);
+    // Stale: revoked, already active, or restored again since this restore began.
+    if (t == nullptr || t->active() || t->restoreTicket() != result.ticket) continue;
+    if (result.error) {
+      spdlog::error("{}; retrying", *result.error);
+      retry.push_back(result.partition);
+      continue;
+    }
+    waiting_for_offset_[result.partition] = std::move(result);
+  }
+  if (!retry.empty()) restoreUnder(retry);
+
+  std::vector<int32_t> activated;
+  if (waiting_for_offset_.empty()) return activated;
+  std::vector<int32_t> need_offsets;
+  for (const auto& [p, result] : waiting_for_offset_) {
+    if (!result.checkpoint) need_offsets.push_back(p);
+  }
+  const auto offsets =
+      need_offsets.empty() ? std::map<int32_t, int64_t>{} : input_.startOffsets(need_offsets);
+  for (auto it = waiting_for_offset_.begin(); it != waiting_for_offset_.end();) {
+    const RestoreResult& result = it->second;
+    state::PartitionCheckpoint checkpoint;
+    if (result.checkpoint) {
+      checkpoint = *result.checkpoint;
+    } else if (const auto offset = offsets.find(it->first); offset != offsets.end()) {
+      checkpoint.next_offset = offset->second;
+    } else {
+      ++it;  // the cluster did not say where this partition starts: ask again next time
+      continue;
+    }
+    PartitionTask* t = task(it->first);
+    const RestoreResult done = std::move(it->second);
+    it = waiting_for_offset_.erase(it);
+    if (activate(*t, done, checkpoint)) activated.push_back(done.partition);
+  }
+  return activated;
+}
+
+bool TaskManager::activate(PartitionTask& t, const RestoreResult& result,
+                           const state::PartitionCheckpoint& checkpoint) {
+  const int32_t p = t.partition();
+  std::unique_ptr<state::RocksDbCardStore> store;
+  try {
+    store = db_.cardStore(p);
+  } catch (const std::exception& e) {
+    spdlog::error("partition {}: local state unreadable ({}); rebuilding from the changelog", p,
+                  e.what());
+    rebuild(p);
+    return false;
+  }
+  if (!input_.seek(p, checkpoint.next_offset)) {
+    spdlog::error("partition {}: cannot seek to offset {}; restoring again", p,
+                  checkpoint.next_offset);
+    restoreUnder({p});
+    return false;
+  }
+  t.activate(std::move(store), checkpoint, result.records);
+  input_.resume(p);
+  spdlog::info("partition {} restored ({} changelog records in {:.2f} s); consuming from offset {}",
+               p, result.records, result.duration.count(), checkpoint.next_offset);
+  return true;
+}
+
+void TaskManager::rewindAll() {
+  ++rewind_epoch_;
+  std::vector<int32_t> restores;
+  for (auto& [p, t] : tasks_) {
+    if (!t->active()) continue;
+    if (t->rewind()) {
+      if (!input_.seek(p, t->nextOffset())) {
+        spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
+                      t->nextOffset());
+        restores.push_back(p);
+      }
+    } else {
+      restores.push_back(p);
+    }
+  }
+  if (!restores.empty()) restoreUnder(restores);
+}
+
+void TaskManager::rebuild(int32_t partition) {
+  ++rewind_epoch_;
+  if (task(partition) == nullptr) return;
+  {
+    // The store goes first: it must not write behind the cleared partition.
+    PartitionTask* t = task(partition);
+    t->restart(t->restoreTicket());
+  }
+  if (auto error = db_.clearPartition(partition)) {
+    spdlog::error("partition {}: cannot clear local state: {}", partition, *error);
+  }
+  restoreUnder({partition});
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <vector>
+
+#include "service/partition_task.h"
+#include "service/restore_queue.h"
+#include "state/state_db.h"
+
+namespace fraud::service {
+
+// What the task manager asks of the input consumer (KafkaInput over librdkafka; a fake in
+// tests). Ingest thread only.
+class InputControl {
+ public:
+  virtual ~InputControl() = default;
+  virtual void pause(const std::vector<int32_t>& partitions) = 0;
+  virtual void resume(int32_t partition) = 0;
+  // Moves the fetch position; false when librdkafka refuses.
+  [[nodiscard]] virtual bool seek(int32_t partition, int64_t offset) = 0;
+  // Where partitions without a state checkpoint start: the group's committed offset, else the
+  // auto.offset.reset end of the partition. A partition the cluster gave no answer for is
+  // missing from the result: ask again later, never guess.
+  [[nodiscard]] virtual std::map<int32_t, int64_t> startOffsets(
+      const std::vector<int32_t>& partitions) = 0;
+};
+
+// The assigned partitions' tasks (Kafka Streams' TaskManager): creates them on assignment,
+// drops them on revocation or loss, activates them when their restore completes, and rewinds
+// them after an abort.
+//
+// Every assignment, rewind-to-restore and rebuild enqueues a restore under a fresh ticket; a
+// completed restore activates its task only when the ticket is the task's current one and the
+// task is still restoring, so a partition revoked and assigned again during a restore is
+// activated once, from the newer restore.
+//
+// Thread-safety: the ingest thread (which also runs the rebalance callbacks) calls everything
+// but withTasks(); withTasks() may be called from any thread. The map changes only under the
+// unique lock; the ingest thread reads it without locking, other threads under the shared lock.
+class TaskManager {
+ public:
+  TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
+              RestoreQueue& restorer);
+  ~TaskManager();
+  TaskManager(const TaskManager&) = delete;
+  TaskManager& operator=(const TaskManager&) = delete;
+
+  // New tasks for these partitions, restoring; their input paused until activation.
+  void assign(const std::vector<int32_t>& partitions);
+  // Drops these partitions' tasks (the caller committed or aborted what they did first).
+  void remove(const std::vector<int32_t>& partitions);
+  // Activates tasks whose restore completed: opens their store, seeks their input to the
+  // checkpoint and resumes it. Failed restores and unanswered start offsets are retried.
+  // Returns the partitions activated.
+  std::vector<int32_t> activateRestored();
+  // After an abort: every active task back to its last committed checkpoint, locally or by a
+  // restore from the changelog. Bumps rewindEpoch().
+  void rewindAll();
+  // The partition's local state cannot be read: drop it and restore it from the changelog.
+  void rebuild(int32_t partition);
+
+  [[nodiscard]] PartitionTask* task(int32_t partition) const;
+  // Ingest thread only.
+  [[nodiscard]] const std::map<int32_t, std::unique_ptr<PartitionTask>>& tasks() const {
+    return tasks_;
+  }
+  [[nodiscard]] std::vector<int32_t> partitions() const;
+  // Changes whenever positions move back: records fetched before then must not be processed.
+  [[nodiscard]] uint64_t rewindEpoch() const { return rewind_epoch_; }
+  // Changelog records the restores found malformed, in all.
+  [[nodiscard]] uint64_t malformedChangelogRecords() const { return malformed_changelog_; }
+
+  // Any thread: `visit(const std::map<int32_t, std::unique_ptr<PartitionTask>>&)` under the
+  // shared lock. Tasks are only read through their thread-safe methods.
+  template <typename Visit>
+  auto withTasks(Visit&& visit) const {
+    std::shared_lock lock(mu_);
+    return visit(tasks_);
+  }
+
+ private:
+  void restoreUnder(const std::vector<int32_t>& partitions);
+  [[nodiscard]] bool activate(PartitionTask& task, const RestoreResult& result,
+                              const state::PartitionCheckpoint& checkpoint);
+
+  const TaskContext& context_;
+  state::StateDb& db_;
+  InputControl& input_;
+  RestoreQueue& restorer_;
+
+  mutable std::shared_mutex mu_;
+  std::map<int32_t, std::unique_ptr<PartitionTask>> tasks_;
+  std::map<int32_t, RestoreResult> waiting_for_offset_;
+  uint64_t next_ticket_ = 1;
+  uint64_t rewind_epoch_ = 0;
+  uint64_t malformed_changelog_ = 0;
+};
+
+}  // namespace fraud::service

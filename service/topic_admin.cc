@@ -1,0 +1,166 @@
+#include "service/topic_admin.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+namespace fraud::service {
+namespace {
+
+constexpr int kBlockingCallMs = 10'000;
+constexpr int kDescribeGroupMs = 2'000;
+
+}  // namespace
+
+TopicAdmin::TopicAdmin(rd_kafka_t* client, const ServiceConfig& config)
+    : client_(client), config_(config) {}
+
+TopicAdmin::~TopicAdmin() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+}
+
+std::optional<std::string> TopicAdmin::checkTopics() {
+  std::string error;
+  for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic}) {
+    const auto count = topicPartitionCount(client_, *topic, kBlockingCallMs, error);
+    if (!count) return error;
+    if (topic == &config_.input_topic) input_partitions_ = *count;
+  }
+  return ensureChangelogTopic();
+}
+
+std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
+  std::string error;
+  if (const auto count =
+          topicPartitionCount(client_, config_.changelog_topic, kBlockingCallMs, error)) {
+    if (*count == input_partitions_) return std::nullopt;
+    return "changelog topic " + config_.changelog_topic + " has " + std::to_string(*count) +
+           " partitions; it needs as many as " + config_.input_topic + " (" +
+           std::to_string(input_partitions_) + ")";
+  }
+  // Like Kafka Streams' internal topics: created on first start, compacted, one partition per
+  // input partition.
+  char message[512];
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(config_.changelog_topic.c_str(), input_partitions_,
+                            config_.changelog_replication_factor, message, sizeof(message));
+  if (topic == nullptr) return std::string("changelog topic: ") + message;
+  rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
+  KafkaQueue queue(rd_kafka_queue_new(client_));
+  rd_kafka_CreateTopics(client_, &topic, 1, nullptr, queue.get());
+  rd_kafka_NewTopic_destroy(topic);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
+  std::optional<std::string> failure;
+  if (event == nullptr) {
+    failure = "timed out creating changelog topic " + config_.changelog_topic;
+  } else {
+    size_t count = 0;
+    const auto* results =
+        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
+    const auto err =
+        rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR
+            ? rd_kafka_event_error(event)
+            : (count == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      failure =
+          "cannot create changelog topic " + config_.changelog_topic + ": " + rd_kafka_err2str(err);
+    }
+    rd_kafka_event_destroy(event);
+  }
+  if (!failure) {
+    spdlog::info("created changelog topic {} ({} partitions, compacted)", config_.changelog_topic,
+                 input_partitions_);
+  }
+  return failure;
+}
+
+std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
+  KafkaQueue queue(rd_kafka_queue_new(client_));
+  rd_kafka_DescribeConfigs(client_, &resource, 1, nullptr, queue.get());
+  rd_kafka_ConfigResource_destroy(resource);
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
+  if (event == nullptr) return std::nullopt;
+  std::optional<size_t> limit;
+  if (rd_kafka_event_error(event) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    size_t count = 0;
+    const auto* resources = rd_kafka_DescribeConfigs_result_resources(
+        rd_kafka_event_DescribeConfigs_result(event), &count);
+    for (size_t r = 0; r < count && !limit; ++r) {
+      if (rd_kafka_ConfigResource_error(resources[r]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+      size_t entries = 0;
+      const auto* configs = rd_kafka_ConfigResource_configs(resources[r], &entries);
+      for (size_t e = 0; e < entries; ++e) {
+        if (std::string_view(rd_kafka_ConfigEntry_name(configs[e])) != "max.message.bytes") {
+          continue;
+        }
+        const char* value = rd_kafka_ConfigEntry_value(configs[e]);
+        size_t parsed = 0;
+        const std::string_view text = value == nullptr ? "" : value;
+        if (std::from_chars(text.data(), text.data() + text.size(), parsed).ec == std::errc()) {
+          limit = parsed;
+        }
+      }
+    }
+  }
+  rd_kafka_event_destroy(event);
+  return limit;
+}
+
+void TopicAdmin::startOwnerRefresh(std::chrono::milliseconds every) {
+  refresher_ = std::thread([this, every] {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      lock.unlock();
+      auto owners = describeOwners();
+      lock.lock();
+      if (owners) owners_ = std::move(*owners);
+      wake_.wait_for(lock, every, [this] { return stopping_; });
+    }
+  });
+}
+
+std::optional<std::string> TopicAdmin::ownerOf(int32_t partition) const {
+  std::lock_guard lock(mu_);
+  const auto it = owners_.find(partition);
+  if (it == owners_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::map<int32_t, std::string>> TopicAdmin::describeOwners() {
+  const char* group = config_.group_id.c_str();
+  KafkaQueue queue(rd_kafka_queue_new(client_));
+  rd_kafka_DescribeConsumerGroups(client_, &group, 1, nullptr, queue.get());
+  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kDescribeGroupMs);
+  if (event == nullptr) return std::nullopt;
+  std::optional<std::map<int32_t, std::string>> owners;
+  if (rd_kafka_event_error(event) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    owners.emplace();
+    size_t count = 0;
+    const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
+        rd_kafka_event_DescribeConsumerGroups_result(event), &count);
+    for (size_t g = 0; g < count; ++g) {
+      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
+      for (size_t m = 0; m < members; ++m) {
+        const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
+        const auto* assigned =
+            rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+        for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
+          if (config_.input_topic == assigned->elems[i].topic) {
+            (*owners)[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
+          }
+        }
+      }
+    }
+  }
+  rd_kafka_event_destroy(event);
+  return owners;
+}
+
+}  // namespace fraud::service

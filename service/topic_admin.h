@@ -1,0 +1,59 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "service/config.h"
+#include "service/kafka.h"
+
+namespace fraud::service {
+
+// The service's view of the cluster's metadata: checks the topics at start-up (and creates the
+// changelog topic, as Kafka Streams does its internal topics), reads topics' record limits, and
+// keeps a map of which group member owns which input partition, refreshed in the background so
+// that no API request ever waits for the cluster.
+//
+// Thread-safety: start-up checks from one thread before startOwnerRefresh(); ownerOf() from any
+// thread; the destructor stops the refresh thread.
+class TopicAdmin {
+ public:
+  // `client` (any librdkafka handle) must outlive this object.
+  TopicAdmin(rd_kafka_t* client, const ServiceConfig& config);
+  ~TopicAdmin();
+  TopicAdmin(const TopicAdmin&) = delete;
+  TopicAdmin& operator=(const TopicAdmin&) = delete;
+
+  // Input, alerts and dead-letter topics exist; the changelog topic exists with as many
+  // partitions as the input (created, compacted, when missing). An error message otherwise.
+  [[nodiscard]] std::optional<std::string> checkTopics();
+  [[nodiscard]] int32_t inputPartitions() const { return input_partitions_; }
+  // The topic's max.message.bytes, when the cluster tells.
+  [[nodiscard]] std::optional<size_t> maxMessageBytes(const std::string& topic);
+
+  void startOwnerRefresh(std::chrono::milliseconds every);
+  // The client id of the member that owned `partition` at the last refresh.
+  [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const;
+
+ private:
+  [[nodiscard]] std::optional<std::string> ensureChangelogTopic();
+  [[nodiscard]] std::optional<std::map<int32_t, std::string>> describeOwners();
+
+  rd_kafka_t* client_;
+  const ServiceConfig& config_;
+  int32_t input_partitions_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::map<int32_t, std::string> owners_;
+  std::thread refresher_;
+};
+
+}  // namespace fraud::service

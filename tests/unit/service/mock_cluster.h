@@ -1,0 +1,71 @@
+// librdkafka's in-process mock cluster, for unit tests that need a real client talking to a
+// broker whose answers can be scripted: injected errors (push_request_errors), slow round
+// trips (broker_set_rtt), brokers down.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <string>
+
+#include "service/kafka.h"
+#include "service/transactional_output.h"
+
+namespace fraud::service::testing {
+
+// Kafka protocol API keys for injected errors.
+inline constexpr int16_t kApiProduce = 0;
+inline constexpr int16_t kApiAddPartitionsToTxn = 24;
+inline constexpr int16_t kApiEndTxn = 26;
+
+class MockCluster {
+ public:
+  MockCluster() {
+    std::string error;
+    auto conf = makeKafkaConf({{"log_level", "2"}}, error);
+    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
+  }
+  ~MockCluster() {
+    if (cluster_ != nullptr) rd_kafka_mock_cluster_destroy(cluster_);
+  }
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+
+  void createTopic(const std::string& topic, int partitions) {
+    ASSERT_EQ(rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  [[nodiscard]] rd_kafka_mock_cluster_t* get() const { return cluster_; }
+
+  // The next `count` requests of `api` fail with `err`.
+  void failNext(int16_t api, size_t count, rd_kafka_resp_err_t err) {
+    for (size_t i = 0; i < count; ++i) rd_kafka_mock_push_request_errors(cluster_, api, 1, err);
+  }
+  void setRoundTripMs(int ms) { rd_kafka_mock_broker_set_rtt(cluster_, 1, ms); }
+
+  // A transactional producer with transactions initialised.
+  [[nodiscard]] KafkaHandle transactionalProducer(const std::string& transactional_id) const {
+    std::string error;
+    auto conf = makeKafkaConf({{"bootstrap.servers", bootstrap()},
+                               {"transactional.id", transactional_id},
+                               {"enable.idempotence", "true"},
+                               {"linger.ms", "1"},
+                               {"log_level", "2"}},
+                              error);
+    EXPECT_TRUE(conf) << error;
+    TransactionalOutput::installDeliveryReports(conf.get());
+    auto producer = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    EXPECT_TRUE(producer) << error;
+    KafkaError init(rd_kafka_init_transactions(producer.get(), 10'000));
+    EXPECT_FALSE(init) << (init ? rd_kafka_error_string(init.get()) : "");
+    return producer;
+  }
+
+ private:
+  KafkaHandle host_;
+  rd_kafka_mock_cluster_t* cluster_ = nullptr;
+};
+
+}  // namespace fraud::service::testing

@@ -1,0 +1,187 @@
+// PartitionTask over real RocksDB: records in, alerts and dead letters out, checkpoints.
+#include "service/partition_task.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <limits>
+#include <thread>
+
+#include "service/changelog_format.h"
+#include "tests/unit/service/service_fakes.h"
+
+namespace fraud::service {
+namespace {
+
+using testing::RecordingCollector;
+using testing::TaskHarness;
+using testing::TempStateDb;
+using testing::txJson;
+
+constexpr int32_t kPartition = 3;
+
+class PartitionTaskTest : public ::testing::Test {
+ protected:
+  explicit PartitionTaskTest(size_t max_dead_letter_bytes = 1'000'000)
+      : harness_(max_dead_letter_bytes), task_(kPartition, harness_.context, 1) {
+    task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0);
+  }
+
+  PartitionTask::Processed feed(int64_t offset, std::optional<std::string_view> value,
+                                std::string_view key = "card-0001",
+                                std::optional<int64_t> timestamp = std::nullopt) {
+    InputRecord record;
+    record.offset = offset;
+    record.key = key;
+    record.value = value;
+    record.timestamp_ms = timestamp;
+    return task_.process(record);
+  }
+
+  TempStateDb db_;
+  TaskHarness harness_;
+  PartitionTask task_;
+};
+
+TEST_F(PartitionTaskTest, ThirdCountryRaisesAnAlertWithItsIdempotencyKey) {
+  EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(2, txJson("t3", "card-0001", "ES", 3'000)), PartitionTask::Processed::kDone);
+  const auto alerts = harness_.output.on(harness_.config.alerts_topic);
+  ASSERT_EQ(alerts.size(), 1u);
+  EXPECT_EQ(alerts[0].key, harness_.hasher.hash("card-0001").hex());
+  EXPECT_EQ(alerts[0].headers.at("idempotency-key").size(), 34u);  // 32 hex, ':', revision
+  EXPECT_NE(alerts[0].value->find(R"("trigger_tx_id":"t3")"), std::string::npos);
+  EXPECT_EQ(alerts[0].value->find("card-0001"), std::string::npos) << "no clear card in alerts";
+  EXPECT_EQ(task_.nextOffset(), 3);
+}
+
+TEST_F(PartitionTaskTest, PoisonRecordsGoToTheDeadLetterTopicWithTheirReason) {
+  EXPECT_EQ(feed(0, std::nullopt), PartitionTask::Processed::kDone);         // tombstone
+  EXPECT_EQ(feed(1, std::string_view()), PartitionTask::Processed::kDone);   // empty value
+  EXPECT_EQ(feed(2, "\xff\xfe{}"), PartitionTask::Processed::kDone);         // not UTF-8
+  EXPECT_EQ(feed(3, R"({"tx_id":"t","card":"card-0001"})"), PartitionTask::Processed::kDone);
+  const auto letters = harness_.output.on(harness_.config.dlq_topic);
+  ASSERT_EQ(letters.size(), 4u);
+  EXPECT_FALSE(letters[0].value.has_value()) << "a tombstone stays a tombstone";
+  EXPECT_EQ(letters[0].headers.at("reject-reason"), "invalid_json");
+  EXPECT_EQ(letters[1].headers.at("reject-reason"), "invalid_json");
+  EXPECT_EQ(letters[2].headers.at("reject-reason"), "invalid_json");
+  EXPECT_EQ(letters[2].value, std::string("\xff\xfe{}"));
+  EXPECT_EQ(letters[3].headers.at("reject-reason"), "missing_field");
+  for (size_t i = 0; i < letters.size(); ++i) {
+    EXPECT_EQ(letters[i].headers.at("source-topic"), harness_.config.input_topic);
+    EXPECT_EQ(letters[i].headers.at("source-partition"), std::to_string(kPartition));
+    EXPECT_EQ(letters[i].headers.at("source-offset"), std::to_string(i));
+    EXPECT_EQ(letters[i].headers.count("truncated"), 0u);
+  }
+  EXPECT_EQ(harness_.interval.tally.outcomes.rejected[0], 3u);
+  EXPECT_EQ(task_.nextOffset(), 4);
+}
+
+class SmallDeadLetterLimitTest : public PartitionTaskTest {
+ protected:
+  SmallDeadLetterLimitTest() : PartitionTaskTest(/*max_dead_letter_bytes=*/64 * 1024) {}
+};
+
+TEST_F(SmallDeadLetterLimitTest, OversizedRejectedRecordIsCutToFitAndSaysSo) {
+  const std::string huge(1'000'100, 'x');  // invalid JSON, larger than the topic takes
+  EXPECT_EQ(feed(7, huge, "k"), PartitionTask::Processed::kDone);
+  const auto letters = harness_.output.on(harness_.config.dlq_topic);
+  ASSERT_EQ(letters.size(), 1u);
+  const auto& letter = letters[0];
+  size_t header_bytes = 0;
+  for (const auto& [name, value] : letter.headers) header_bytes += name.size() + value.size();
+  EXPECT_LE(letter.key.size() + letter.value->size() + header_bytes, 64u * 1024);
+  EXPECT_EQ(*letter.value, huge.substr(0, letter.value->size())) << "a prefix of the original";
+  EXPECT_EQ(letter.headers.at("truncated"), "true");
+  EXPECT_EQ(letter.headers.at("original-size"), "1000100");
+  EXPECT_EQ(letter.headers.at("source-offset"), "7");
+  EXPECT_EQ(letter.headers.at("reject-reason"), "invalid_json");
+  EXPECT_EQ(harness_.interval.tally.dead_letters_truncated, 1u);
+}
+
+TEST_F(PartitionTaskTest, RecordTimestampNearInt64MaxDoesNotOverflowTheSkewCheck) {
+  // timestamp + max_future_skew_ms would overflow: the event is not in the future of it.
+  EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000), "card-0001",
+                 std::numeric_limits<int64_t>::max()),
+            PartitionTask::Processed::kDone);
+  EXPECT_TRUE(harness_.output.on(harness_.config.dlq_topic).empty());
+  // And a record stamped far before its event is rejected as future_event_time.
+  EXPECT_EQ(feed(1, txJson("t2", "card-0001", "FR", 10'000'000), "card-0001", 0),
+            PartitionTask::Processed::kDone);
+  const auto letters = harness_.output.on(harness_.config.dlq_topic);
+  ASSERT_EQ(letters.size(), 1u);
+  EXPECT_EQ(letters[0].headers.at("reject-reason"), "future_event_time");
+}
+
+TEST_F(PartitionTaskTest, RecordsBeforeThePositionAreSkipped) {
+  EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kSkipped);
+  EXPECT_EQ(harness_.interval.tally.outcomes.accepted, 1u);
+}
+
+TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt) {
+  ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  EXPECT_FALSE(task_.persist().has_value());
+  EXPECT_FALSE((*db_).checkpoint(kPartition).has_value()) << "dirty state never reaches disk";
+  RecordingCollector changelog;
+  const auto checkpoint = task_.prepareCommit(changelog, "changelog");
+  ASSERT_TRUE(checkpoint.has_value());
+  EXPECT_EQ(checkpoint->next_offset, 1);
+  ASSERT_EQ(changelog.sent.size(), 2u);
+  EXPECT_EQ(changelog.sent[0].key, harness_.hasher.hash("card-0001").raw());
+  EXPECT_EQ(changelog.sent[1].key, kChangelogCheckpointKey);
+  EXPECT_EQ(changelog.sent[0].partition, kPartition);
+  task_.markCommitted(*checkpoint);
+  EXPECT_FALSE(task_.persist().has_value());
+  const auto on_disk = (*db_).checkpoint(kPartition);
+  ASSERT_TRUE(on_disk.has_value());
+  EXPECT_EQ(on_disk->next_offset, 1);
+  EXPECT_EQ(on_disk->changelog_next_offset, 2) << "after the checkpoint record's offset (1)";
+}
+
+TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
+  ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  RecordingCollector changelog;
+  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
+  ASSERT_FALSE(task_.persist().has_value());
+  ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  ASSERT_TRUE(task_.rewind());
+  EXPECT_EQ(task_.nextOffset(), 1);
+  EXPECT_FALSE(task_.dirty());
+  // t2 again: not a duplicate, since its first processing was rewound.
+  ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(harness_.interval.tally.outcomes.duplicate, 0u);
+}
+
+TEST_F(PartitionTaskTest, RewindPastWhatDiskHoldsAsksForARestore) {
+  ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  RecordingCollector changelog;
+  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));  // committed, not persisted
+  EXPECT_FALSE(task_.rewind()) << "the disk lacks the committed state: restore from changelog";
+}
+
+TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
+  // The API reads status and cards while the ingest thread restarts and re-activates the task
+  // (an abort's rewind to a restore): no reader may meet a task without its store.
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    const auto ref = harness_.hasher.hash("card-0001");
+    while (!done.load()) {
+      (void)task_.status(0);
+      (void)task_.lookup(ref);
+      (void)task_.cardCount();
+    }
+  });
+  for (int i = 0; i < 2'000; ++i) {
+    task_.restart(static_cast<uint64_t>(i) + 2);
+    task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0);
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_TRUE(task_.active());
+}
+
+}  // namespace
+}  // namespace fraud::service

@@ -1,0 +1,172 @@
+// Fakes for the service's units: the input consumer, the changelog restorer and the output,
+// recorded so tests can assert what the units asked of them. Real RocksDB in a temp directory.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "detectors/card_ref.h"
+#include "detectors/record_codec.h"
+#include "service/config.h"
+#include "service/metrics.h"
+#include "service/partition_task.h"
+#include "service/record_collector.h"
+#include "service/restore_queue.h"
+#include "service/task_manager.h"
+#include "state/state_db.h"
+
+namespace fraud::service::testing {
+
+class FakeInput final : public InputControl {
+ public:
+  void pause(const std::vector<int32_t>& partitions) override {
+    for (const int32_t p : partitions) paused[p] = true;
+  }
+  void resume(int32_t partition) override { paused[partition] = false; }
+  bool seek(int32_t partition, int64_t offset) override {
+    if (fail_seeks) return false;
+    seeks.emplace_back(partition, offset);
+    return true;
+  }
+  std::map<int32_t, int64_t> startOffsets(const std::vector<int32_t>& partitions) override {
+    ++start_offset_queries;
+    std::map<int32_t, int64_t> result;
+    if (unanswered_start_offsets > 0) {
+      --unanswered_start_offsets;
+      return result;
+    }
+    for (const int32_t p : partitions) result[p] = start_offset;
+    return result;
+  }
+
+  std::map<int32_t, bool> paused;
+  std::vector<std::pair<int32_t, int64_t>> seeks;
+  int64_t start_offset = 0;
+  int unanswered_start_offsets = 0;  // this many startOffsets() calls answer nothing
+  int start_offset_queries = 0;
+  bool fail_seeks = false;
+};
+
+class FakeRestorer final : public RestoreQueue {
+ public:
+  void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) override {
+    for (const auto& pt : partition_tickets) queued.push_back(pt);
+  }
+  void cancel(int32_t partition) override { cancelled.push_back(partition); }
+  std::vector<RestoreResult> takeCompleted() override { return std::exchange(completed, {}); }
+  std::optional<double> progress(int32_t) const override { return std::nullopt; }
+
+  // Completes the restore queued under `ticket` (with `checkpoint`, none: a new partition).
+  void complete(int32_t partition, uint64_t ticket,
+                std::optional<state::PartitionCheckpoint> checkpoint = std::nullopt) {
+    RestoreResult result;
+    result.partition = partition;
+    result.ticket = ticket;
+    result.checkpoint = checkpoint;
+    completed.push_back(result);
+  }
+  [[nodiscard]] uint64_t lastTicket(int32_t partition) const {
+    for (auto it = queued.rbegin(); it != queued.rend(); ++it) {
+      if (it->first == partition) return it->second;
+    }
+    return 0;
+  }
+
+  std::vector<std::pair<int32_t, uint64_t>> queued;
+  std::vector<int32_t> cancelled;
+  std::vector<RestoreResult> completed;
+};
+
+struct SentRecord {
+  std::string topic;
+  int32_t partition;
+  std::string key;
+  std::optional<std::string> value;
+  std::map<std::string, std::string> headers;
+};
+
+class RecordingCollector final : public RecordCollector {
+ public:
+  void send(const std::string& topic, int32_t partition, std::string_view key,
+            std::optional<std::string_view> value, std::initializer_list<Header> headers,
+            int64_t* delivered_offset) override {
+    SentRecord& r = sent.emplace_back();
+    r.topic = topic;
+    r.partition = partition;
+    r.key = key;
+    if (value) r.value = std::string(*value);
+    for (const auto& h : headers) r.headers[std::string(h.name)] = std::string(h.value);
+    const int64_t offset = next_offset++;  // every record takes an offset, as on a topic
+    if (delivered_offset != nullptr) *delivered_offset = offset;
+  }
+  [[nodiscard]] std::vector<SentRecord> on(const std::string& topic) const {
+    std::vector<SentRecord> result;
+    for (const auto& r : sent) {
+      if (r.topic == topic) result.push_back(r);
+    }
+    return result;
+  }
+
+  std::vector<SentRecord> sent;
+  int64_t next_offset = 0;
+};
+
+// A real StateDb in a fresh temporary directory, removed at the end.
+class TempStateDb {
+ public:
+  TempStateDb() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fraud-service-test-" + std::to_string(std::random_device{}()));
+    state::StateDbOptions options;
+    options.dir = dir_.string();
+    options.card_cache_mb = 16;
+    options.block_cache_mb = 8;
+    options.write_buffer_mb = 4;
+    std::string error;
+    db_ = state::StateDb::open(options, error);
+    EXPECT_NE(db_, nullptr) << error;
+  }
+  ~TempStateDb() {
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  state::StateDb& operator*() { return *db_; }
+  state::StateDb* operator->() { return db_.get(); }
+
+ private:
+  std::filesystem::path dir_;
+  std::unique_ptr<state::StateDb> db_;
+};
+
+inline constexpr std::string_view kTestKey = "0123456789abcdef0123456789abcdef-test-key";
+
+// Everything a PartitionTask needs, owned in one place.
+struct TaskHarness {
+  explicit TaskHarness(size_t max_dead_letter_bytes = 1'000'000)
+      : hasher(kTestKey),
+        context{config, hasher, output, decoder, interval, max_dead_letter_bytes,
+                [] { return int64_t{1'700'000'000'000}; }} {}
+
+  ServiceConfig config;
+  detectors::CardHasher hasher;
+  RecordingCollector output;
+  detectors::RecordDecoder decoder;
+  IntervalMetrics interval;
+  TaskContext context;
+};
+
+inline std::string txJson(std::string_view tx_id, std::string_view card, std::string_view country,
+                          int64_t event_time) {
+  return std::string(R"({"tx_id":")") + std::string(tx_id) + R"(","card":")" + std::string(card) +
+         R"(","country":")" + std::string(country) + R"(","event_time":)" +
+         std::to_string(event_time) + "}";
+}
+
+}  // namespace fraud::service::testing

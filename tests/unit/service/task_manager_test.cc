@@ -1,0 +1,158 @@
+// TaskManager with a fake consumer and restorer over real RocksDB: assignment, restore
+// activation, revocation during a restore, rewinds and rebuilds.
+#include "service/task_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "state/card_state_codec.h"
+#include "tests/unit/service/service_fakes.h"
+
+namespace fraud::service {
+namespace {
+
+using testing::FakeInput;
+using testing::FakeRestorer;
+using testing::RecordingCollector;
+using testing::TaskHarness;
+using testing::TempStateDb;
+using testing::txJson;
+
+class TaskManagerTest : public ::testing::Test {
+ protected:
+  TaskManagerTest() : tasks_(harness_.context, *db_, input_, restorer_) {}
+
+  void feed(int32_t p, int64_t offset, const std::string& value) {
+    InputRecord record;
+    record.offset = offset;
+    record.key = "card-0001";
+    record.value = value;
+    ASSERT_EQ(tasks_.task(p)->process(record), PartitionTask::Processed::kDone);
+  }
+  // Commits what partition `p` did, as a successful transaction would.
+  void commit(int32_t p) {
+    RecordingCollector changelog;
+    PartitionTask* t = tasks_.task(p);
+    t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+  }
+
+  TempStateDb db_;
+  TaskHarness harness_;
+  FakeInput input_;
+  FakeRestorer restorer_;
+  TaskManager tasks_;
+};
+
+TEST_F(TaskManagerTest, AssignedPartitionIsPausedUntilItsRestoreCompletes) {
+  tasks_.assign({0, 1});
+  EXPECT_TRUE(input_.paused[0]);
+  EXPECT_TRUE(input_.paused[1]);
+  ASSERT_EQ(restorer_.queued.size(), 2u);
+  EXPECT_FALSE(tasks_.task(0)->active());
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{42, 5'000, 7});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+  EXPECT_TRUE(tasks_.task(0)->active());
+  EXPECT_FALSE(input_.paused[0]);
+  EXPECT_TRUE(input_.paused[1]);
+  ASSERT_EQ(input_.seeks.size(), 1u);
+  EXPECT_EQ(input_.seeks[0], (std::pair<int32_t, int64_t>{0, 42}));
+  EXPECT_EQ(tasks_.task(0)->nextOffset(), 42);
+}
+
+TEST_F(TaskManagerTest, RevokeAndReassignDuringARestoreActivatesOnceFromTheNewerRestore) {
+  tasks_.assign({5});
+  const uint64_t first = restorer_.lastTicket(5);
+  tasks_.remove({5});
+  tasks_.assign({5});
+  const uint64_t second = restorer_.lastTicket(5);
+  ASSERT_NE(first, second);
+  // Both restores report; the first one's checkpoint is stale.
+  restorer_.complete(5, first, state::PartitionCheckpoint{10, std::nullopt, 0});
+  restorer_.complete(5, second, state::PartitionCheckpoint{20, std::nullopt, 0});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{5});
+  EXPECT_EQ(tasks_.task(5)->nextOffset(), 20);
+  ASSERT_EQ(input_.seeks.size(), 1u) << "activated exactly once";
+  // A late duplicate of the newer result does not activate it again either.
+  restorer_.complete(5, second, state::PartitionCheckpoint{20, std::nullopt, 0});
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_EQ(input_.seeks.size(), 1u);
+}
+
+TEST_F(TaskManagerTest, UnansweredStartOffsetIsAskedAgainNeverGuessed) {
+  input_.unanswered_start_offsets = 2;
+  input_.start_offset = 1'234;
+  tasks_.assign({0});
+  restorer_.complete(0, restorer_.lastTicket(0));  // no checkpoint: a new partition
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_FALSE(tasks_.task(0)->active()) << "no offset guessed while the cluster is silent";
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+  EXPECT_EQ(tasks_.task(0)->nextOffset(), 1'234);
+  EXPECT_EQ(input_.start_offset_queries, 3);
+}
+
+TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicket) {
+  tasks_.assign({0});
+  const uint64_t first = restorer_.lastTicket(0);
+  RestoreResult failed;
+  failed.partition = 0;
+  failed.ticket = first;
+  failed.error = "restore of partition 0: broker went away";
+  restorer_.completed.push_back(failed);
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_NE(restorer_.lastTicket(0), first);
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+}
+
+TEST_F(TaskManagerTest, RewindSeeksCommittedPositionOrRestoresWhenDiskLacksIt) {
+  tasks_.assign({0, 1});
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
+  restorer_.complete(1, restorer_.lastTicket(1), state::PartitionCheckpoint{});
+  ASSERT_EQ(tasks_.activateRestored().size(), 2u);
+  input_.seeks.clear();
+  // Partition 0: processed, nothing committed. Partition 1: committed but not persisted.
+  feed(0, 0, txJson("a", "card-0001", "FR", 1'000));
+  feed(1, 0, txJson("b", "card-0001", "FR", 1'000));
+  commit(1);
+  feed(1, 1, txJson("c", "card-0001", "DE", 2'000));
+  const uint64_t epoch = tasks_.rewindEpoch();
+  const size_t queued = restorer_.queued.size();
+  tasks_.rewindAll();
+  EXPECT_NE(tasks_.rewindEpoch(), epoch);
+  ASSERT_EQ(input_.seeks.size(), 1u);
+  EXPECT_EQ(input_.seeks[0], (std::pair<int32_t, int64_t>{0, 0}));
+  EXPECT_TRUE(tasks_.task(0)->active());
+  EXPECT_FALSE(tasks_.task(1)->active()) << "restoring from the changelog";
+  ASSERT_EQ(restorer_.queued.size(), queued + 1);
+  EXPECT_EQ(restorer_.queued.back().first, 1);
+  EXPECT_TRUE(input_.paused[1]);
+}
+
+TEST_F(TaskManagerTest, UnreadableLocalStateRebuildsThePartitionInsteadOfEndingTheProcess) {
+  // A card value on disk that is no card state (a corrupt write, a foreign tool).
+  state::CardChange bad;
+  bad.card_ref = harness_.hasher.hash("card-0001");
+  bad.encoded = std::string("\x07not a card state");
+  ASSERT_FALSE((*db_).writeRestored(2, {bad}, state::PartitionCheckpoint{9, 1'000, 3}));
+  tasks_.assign({2});
+  restorer_.complete(2, restorer_.lastTicket(2), state::PartitionCheckpoint{9, 1'000, 3});
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_FALSE(tasks_.task(2)->active());
+  EXPECT_FALSE((*db_).checkpoint(2).has_value()) << "the partition was cleared";
+  // The rebuild's restore comes back with the changelog's truth and the task goes live.
+  restorer_.complete(2, restorer_.lastTicket(2), state::PartitionCheckpoint{9, 1'000, 3});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{2});
+}
+
+TEST_F(TaskManagerTest, RemovedPartitionsRestoreIsCancelled) {
+  tasks_.assign({0});
+  tasks_.remove({0});
+  EXPECT_EQ(tasks_.task(0), nullptr);
+  EXPECT_NE(std::find(restorer_.cancelled.begin(), restorer_.cancelled.end(), 0),
+            restorer_.cancelled.end());
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+}
+
+}  // namespace
+}  // namespace fraud::service
