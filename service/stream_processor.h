@@ -67,6 +67,7 @@ class StreamProcessor final {
 
   // Created by start(), in this order; destroyed in reverse.
   KafkaHandle producer_;
+  KafkaHandle admin_client_;
   KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
   std::unique_ptr<TransactionalOutput> output_;

@@ -276,6 +276,11 @@ int StreamThread::shutdown() {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     rd_kafka_flush(clients_.producer, static_cast<int>(std::max<int64_t>(0, left.count())));
+  } else {
+    // Nothing left may commit: drop what the producer still holds, so that destroying it does
+    // not wait for records no transaction will take.
+    rd_kafka_purge(clients_.producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(clients_.producer, 0);
   }
   if (Clock::now() > deadline) {
     spdlog::error("clean stop took longer than --shutdown-timeout-ms");

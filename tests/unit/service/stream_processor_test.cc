@@ -1,0 +1,122 @@
+// The whole ingest loop against librdkafka's mock cluster: records in, alerts out, and a fatal
+// error (fenced by another instance) mid-stream that must end run() cleanly: status 1, the
+// consumer closed (its revoke callback run while every member still lives), nothing persisted
+// past the last commit.
+#include "service/stream_processor.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "tests/unit/service/mock_cluster.h"
+#include "tests/unit/service/service_fakes.h"
+
+namespace fraud::service {
+namespace {
+
+using testing::kTestKey;
+using testing::MockCluster;
+using testing::TempStateDb;
+using testing::txJson;
+using namespace std::chrono_literals;
+
+class StreamProcessorTest : public ::testing::Test {
+ protected:
+  StreamProcessorTest() {
+    config_.brokers = cluster_.bootstrap();
+    config_.embedded_kafka = true;  // the mock cluster's limits apply (run.cc does not start one)
+    config_.instance_id = "processor-test";
+    config_.shutdown_timeout_ms = 10'000;
+    config_.checkpoint_interval_ms = 0;  // persist after every commit
+    config_.resolveDefaults();
+    cluster_.createTopic(config_.input_topic, 2);
+    cluster_.createTopic(config_.alerts_topic, 1);
+    cluster_.createTopic(config_.dlq_topic, 1);
+    cluster_.createTopic(config_.changelog_topic, 2);
+    std::string error;
+    auto conf = makeKafkaConf({{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}},
+                              error);
+    input_producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  }
+
+  void produce(int32_t partition, const std::string& value) {
+    std::vector<rd_kafka_vu_t> fields(4);
+    fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+    fields[0].u.cstr = config_.input_topic.c_str();
+    fields[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+    fields[1].u.i32 = partition;
+    fields[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+    fields[2].u.i = RD_KAFKA_MSG_F_COPY;
+    fields[3].vtype = RD_KAFKA_VTYPE_VALUE;
+    fields[3].u.mem = {const_cast<char*>(value.data()), value.size()};
+    KafkaError error(rd_kafka_produceva(input_producer_.get(), fields.data(), fields.size()));
+    ASSERT_FALSE(error) << rd_kafka_error_string(error.get());
+    rd_kafka_flush(input_producer_.get(), 5'000);
+  }
+
+  double committedTransactions() {
+    return metrics_.transactions.Add({{"result", "committed"}}).Value();
+  }
+
+  MockCluster cluster_;
+  ServiceConfig config_;
+  TempStateDb db_;
+  prometheus::Registry registry_;
+  ServiceMetrics metrics_{registry_};
+  detectors::CardHasher hasher_{kTestKey};
+  KafkaHandle input_producer_;
+};
+
+TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsumer) {
+  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
+  ASSERT_EQ(processor.start(), std::nullopt);
+  auto run = std::async(std::launch::async, [&] { return processor.run(); });
+
+  for (int i = 0; i < 20; ++i) produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (committedTransactions() < 1 && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
+  }
+  if (committedTransactions() < 1) {
+    for (const auto& ps : processor.view().status().partitions) {
+      ADD_FAILURE() << "partition " << ps.partition << " next offset " << ps.next_offset
+                    << " phase " << static_cast<int>(ps.phase);
+    }
+  }
+  ASSERT_GE(committedTransactions(), 1) << "no transaction committed within 30 s";
+  const auto status = processor.view().status();
+  ASSERT_TRUE(status.consumer_joined);
+
+  // Another instance takes our transactional id: every EndTxn from now on is fenced.
+  cluster_.failNext(testing::kApiEndTxn, 100, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  std::vector<std::optional<state::PartitionCheckpoint>> before;
+  for (const int32_t p : {0, 1}) before.push_back((*db_).checkpoint(p));
+  for (int i = 0; i < 20; ++i) produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
+
+  ASSERT_EQ(run.wait_for(30s), std::future_status::ready) << "run() did not end after fencing";
+  EXPECT_EQ(run.get(), 1);
+  EXPECT_FALSE(processor.view().status().consumer_joined);
+  // Nothing after the last successful commit reached the disk.
+  for (const int32_t p : {0, 1}) {
+    const auto after = (*db_).checkpoint(p);
+    ASSERT_EQ(after.has_value(), before[static_cast<size_t>(p)].has_value());
+    if (after) {
+      EXPECT_EQ(after->next_offset, before[static_cast<size_t>(p)]->next_offset);
+    }
+  }
+}
+
+TEST_F(StreamProcessorTest, MaxEventsTooLargeForTheChangelogRecordLimitIsRefusedAtStart) {
+  config_.detector.max_events = 100'000;  // one card's state would reach ~8 MB
+  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
+  const auto error = processor.start();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("--max-events 100000"), std::string::npos) << *error;
+  EXPECT_NE(error->find("message.max.bytes"), std::string::npos) << *error;
+}
+
+}  // namespace
+}  // namespace fraud::service
