@@ -4,8 +4,9 @@
 // transactions mixed with records the contract rejects (SPEC §1: a rejected record "never stops
 // processing"): a value as large as the broker takes, whose dead-letter copy does not fit the
 // service producer's message.max.bytes; a null value (tombstone); an empty value; bytes that are
-// not UTF-8; a JSON object with a string that is not UTF-8. After every slice one instance is
-// killed with SIGKILL and started again (they take turns). At the end:
+// not UTF-8; a JSON object with a string that is not UTF-8. Each slice goes in two halves: once
+// the first is being committed, the second is produced and one instance is killed with SIGKILL
+// at once, mid-processing, and started again (they take turns). At the end:
 // - every input partition is committed to its end (committed offsets == end offsets);
 // - the alerts topic, read_committed, equals `replay` of each input partition per idempotency
 //   key: none missing, none twice, each the same JSON value apart from detected_at;
@@ -16,9 +17,10 @@
 // Every wait has a deadline and the whole run a budget: a stall fails with the committed and end
 // offsets and each instance's /readyz and /v1/partitions answers, never a hang.
 //
-// The short run is labelled `integration` (the test command); the soak (20 kills, the broker
-// killed and restarted once mid-run) is labelled `soak` and needs FRAUD_TEST_KAFKA_DIR, the
-// broker's `scripts/kafka --dir`, so run it alone: it restarts the test command's broker.
+// The short run (6 slices, 6 kills) is labelled `integration` (the test command); the soak (20
+// slices and kills, the broker killed with SIGKILL and restarted once mid-slice) is labelled
+// `soak` and needs FRAUD_TEST_KAFKA_DIR, the broker's `scripts/kafka --dir`: run it alone, as it
+// restarts that broker under every other test.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -268,10 +270,11 @@ class PoisonKillLoopTest : public LiveServiceTest {
     for (int s = 0; s < plan.slices; ++s) {
       const auto before = kafka_->endOffsets(input_);
       const auto begin = static_cast<size_t>(s * plan.records_per_slice);
-      produceSlice(
-          sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), s));
-      ++produced_slices;
-      // The slice is being processed: some partition commits past where it started.
+      const auto records =
+          sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), s);
+      const auto half = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
+      produceSlice({records.begin(), half});
+      // The first half is being processed: some partition commits past where it started.
       const bool progress = waitFor(
           [&] {
             const auto committed = kafka_->committedOffsets(group_, input_);
@@ -289,6 +292,9 @@ class PoisonKillLoopTest : public LiveServiceTest {
         stalled = true;
         break;
       }
+      // The second half, then the kills at once: they land while it is being processed.
+      produceSlice({half, records.end()});
+      ++produced_slices;
       if (s == plan.broker_restart_after_slice) {
         const auto killed = kafkaScript({"kill-broker", "1"});
         ASSERT_EQ(killed.first, 0) << killed.second;
