@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <stdexcept>
 #include <vector>
 
@@ -9,10 +10,10 @@ namespace fraud::testing {
 namespace {
 
 void set(rd_kafka_conf_t* conf, const char* key, const std::string& value) {
-  char err[512];
-  if (rd_kafka_conf_set(conf, key, value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+  std::array<char, 512> err{};
+  if (rd_kafka_conf_set(conf, key, value.c_str(), err.data(), err.size()) != RD_KAFKA_CONF_OK) {
     rd_kafka_conf_destroy(conf);
-    throw std::runtime_error(std::string(key) + ": " + err);
+    throw std::runtime_error(std::string(key) + ": " + err.data());
   }
 }
 
@@ -29,9 +30,9 @@ RawProducer::RawProducer(const std::string& brokers, int max_message_bytes) {
   set(conf, "batch.size", std::to_string(max_message_bytes));
   rd_kafka_conf_set_dr_msg_cb(conf, &RawProducer::onDelivery);
   rd_kafka_conf_set_opaque(conf, this);
-  char err[512];
-  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
-  if (producer_ == nullptr) throw std::runtime_error(err);
+  std::array<char, 512> err{};
+  producer_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err.data(), err.size());
+  if (producer_ == nullptr) throw std::runtime_error(err.data());
 }
 
 RawProducer::~RawProducer() {

@@ -22,8 +22,10 @@
 // `soak` and needs FRAUD_TEST_KAFKA_DIR, the broker's `scripts/kafka --dir`: run it alone, as it
 // restarts that broker under every other test.
 #include <gtest/gtest.h>
-#include <signal.h>
 
+#include <algorithm>
+#include <array>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -89,8 +91,9 @@ std::string recentDistinctLines(const std::string& text, size_t count) {
       picked.push_back(*it);
     }
   }
+  std::reverse(picked.begin(), picked.end());
   std::string out;
-  for (auto it = picked.rbegin(); it != picked.rend(); ++it) out += "    " + *it + "\n";
+  for (const auto& line : picked) out += "    " + line + "\n";
   return out;
 }
 
@@ -131,8 +134,8 @@ class PoisonKillLoopTest : public LiveServiceTest {
     };
     const std::string s = std::to_string(slice);
     const size_t big = slice % 2 == 0 ? kOversizedSmall : kOversizedLarge;
-    std::string oversized = "{\"tx_id\":\"oversized-" + s + "\",\"card\":\"" + card(0) +
-                            "\",\"country\":\"DE\",\"pad\":\"";
+    std::string oversized =
+        R"({"tx_id":"oversized-)" + s + R"(","card":")" + card(0) + R"(","country":"DE","pad":")";
     oversized.resize(big, 'x');  // an unterminated string: invalid JSON
     std::vector<Produced> poisons = {
         {card(0), std::move(oversized), "oversized", true},
@@ -140,8 +143,11 @@ class PoisonKillLoopTest : public LiveServiceTest {
         {card(2), std::string(), "empty", true},
         {card(3), std::string("\xff\xfe\x80 not UTF-8 \xc0\xaf"), "not-utf8", true},
         {card(4),
-         "{\"tx_id\":\"bad-\xc3\x28-" + s + "\",\"card\":\"" + card(4) +
-             "\",\"country\":\"FR\",\"event_time\":1700000000000,\"amount\":1}",
+         R"({"tx_id":"bad-)"
+         "\xc3\x28"
+         "-" +
+             s + R"(","card":")" + card(4) +
+             R"(","country":"FR","event_time":1700000000000,"amount":1})",
          "bad-utf8-in-json", true},
     };
     for (auto& poison : poisons) {
@@ -246,9 +252,9 @@ class PoisonKillLoopTest : public LiveServiceTest {
     std::string out;
     int status = -1;
     if (FILE* pipe = ::popen(command.c_str(), "r")) {
-      char buf[4096];
-      size_t n;
-      while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+      std::array<char, 4096> buf{};
+      size_t n = 0;
+      while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
       status = ::pclose(pipe);
     }
     return {status, out};
@@ -269,7 +275,7 @@ class PoisonKillLoopTest : public LiveServiceTest {
     int produced_slices = 0;
     for (int s = 0; s < plan.slices; ++s) {
       const auto before = kafka_->endOffsets(input_);
-      const auto begin = static_cast<size_t>(s * plan.records_per_slice);
+      const auto begin = static_cast<size_t>(s) * static_cast<size_t>(plan.records_per_slice);
       const auto records =
           sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), s);
       const auto half = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
