@@ -11,6 +11,8 @@ lines of this form (values in backticks; "nothing" for none):
   - public headers must not use: `RocksDB`       also through the project headers they include
   - internal headers: `http_connection.h`        not public; no other folder may include them
 
+A parenthesis after the values is a comment: `- may include: `a/` (not `b/`)` allows a/ only.
+
 Checked, for every .h/.cc of the folder: a quoted include names an existing file rooted at the
 repository, in its own folder or one it may include, and not another folder's internal header;
 an angled include of a known third-party library is one it may use (any other angled include is
@@ -97,7 +99,8 @@ class Checker:
                     continue
                 lib.has_rules = True
                 kind = m.group(1).lower()
-                values = TICKED_RE.findall(m.group(2))
+                # What follows the values in parentheses is a comment, backticks and all.
+                values = TICKED_RE.findall(m.group(2).split("(")[0])
                 if kind == "may include":
                     lib.may_include.update(v.strip().rstrip("/") for v in values)
                 elif kind == "internal headers":

@@ -138,6 +138,12 @@ class Layering(unittest.TestCase):
         files = with_changes(store__db_dot_cc='#include "db.h"\n')
         self.assertViolation(files, "store/db.cc:1:", "no file rooted at the repository")
 
+    def test_names_in_a_parenthesis_after_the_values_are_a_comment(self):
+        readme = "- may include: `core/`, `app/kafka/` (the Kafka layer, not `app/` proper)\n"
+        files = with_changes(gen__README_dot_md=readme + "- may use: `librdkafka`\n",
+                             gen__main_dot_cc='#include "app/kafka/client.h"\n#include "app/run.h"\n')
+        self.assertViolation(files, "gen/main.cc:2:", "gen/ may not include app/")
+
     def test_readme_without_layering_lines_fails(self):
         files = with_changes(store__README_dot_md="# store/\nDepends on core.\n")
         self.assertViolation(files, "store/README.md", "states no layering")
