@@ -36,10 +36,18 @@ def sources(root):
                    if n.endswith(SUFFIXES) and os.path.isfile(os.path.join(root, n))})
 
 
-def check(clang_format, root, name):
-    done = subprocess.run([clang_format, "--dry-run", "-Werror", "--style=file", name], cwd=root,
-                          capture_output=True, text=True, timeout=120, check=False)
-    return name, done.returncode, done.stderr + done.stdout
+def check(clang_format, root, names):
+    """[(name, exit code, output)]: one clang-format for the batch, one per file if it fails."""
+    def run(batch):
+        return subprocess.run([clang_format, "--dry-run", "-Werror", "--style=file", *batch],
+                              cwd=root, capture_output=True, text=True, timeout=300, check=False)
+    if run(names).returncode == 0:
+        return [(name, 0, "") for name in names]
+    results = []
+    for name in names:
+        done = run([name])
+        results.append((name, done.returncode, done.stderr + done.stdout))
+    return results
 
 
 def main(argv):
@@ -60,8 +68,11 @@ def main(argv):
         print(f"format: no C++ source under {root}")
         return 1
     start = time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(lambda n: check(tool, root, n), names))
+    jobs = max(1, args.jobs)
+    batches = [names[i::jobs * 4] for i in range(min(len(names), jobs * 4))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = sorted(r for batch in pool.map(lambda b: check(tool, root, b), batches)
+                         for r in batch)
     bad = []
     for name, code, output in results:
         if code != 0:

@@ -2,6 +2,8 @@
 """Self-test of check_layering.py: on tiny fixture trees, each rule passes a clean tree and
 fails the violation it exists for, naming the file and line."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -11,6 +13,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "check_layering.py")
+sys.path.insert(0, HERE)
+import check_layering  # noqa: E402
 
 # A clean miniature of the project's layering.
 CLEAN = {
@@ -64,17 +68,23 @@ CLEAN = {
 }
 
 
-def run_on(files):
-    """Writes the fixture tree, runs the checker on it: (exit code, output)."""
+def run_on(files, as_program=False):
+    """Writes the fixture tree, runs the checker on it (in this process, or as the program
+    ctest runs): (exit code, output)."""
     with tempfile.TemporaryDirectory(prefix="layering-fixture-") as root:
         for path, text in files.items():
             full = os.path.join(root, path)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "w", encoding="utf-8") as f:
                 f.write(textwrap.dedent(text))
-        done = subprocess.run([sys.executable, SCRIPT, "--root", root], capture_output=True,
-                              text=True, timeout=60, check=False)
-        return done.returncode, done.stdout + done.stderr
+        if as_program:
+            done = subprocess.run([sys.executable, SCRIPT, "--root", root], capture_output=True,
+                                  text=True, timeout=60, check=False)
+            return done.returncode, done.stdout + done.stderr
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = check_layering.main(["--root", root])
+        return code, out.getvalue()
 
 
 def with_changes(**changes):
@@ -97,13 +107,16 @@ class Layering(unittest.TestCase):
                         f"no violation at {location} mentioning {phrase!r} in:\n{out}")
 
     def test_clean_tree_passes(self):
-        code, out = run_on(CLEAN)
+        code, out = run_on(CLEAN, as_program=True)
         self.assertEqual(code, 0, out)
         self.assertIn("11 files in 6 libraries (app, app/kafka, core, gen, store, web), 0 violation(s)", out)
 
     def test_include_of_a_folder_not_allowed_fails_with_file_and_line(self):
         files = with_changes(store__db_dot_h='#include "core/codec.h"\n#include "web/server.h"\n')
         self.assertViolation(files, "store/db.h:2:", "store/ may not include web/")
+        code, out = run_on(files, as_program=True)
+        self.assertEqual(code, 1, out)
+        self.assertIn("store/db.h:2: ", out)
 
     def test_lower_layer_including_upper_layer_fails(self):
         files = with_changes(core__codec_dot_cc='#include "app/run.h"\n')
