@@ -13,9 +13,11 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 FROM ${DEBIAN_IMAGE} AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src
-# Dependencies first: this layer is rebuilt only when scripts/setup changes.
+# Dependencies first: this layer is rebuilt only when scripts/setup changes. The slim image
+# leaves out /usr/share/man, and openjdk's post-install script (the JRE is there for the test
+# broker) fails without /usr/share/man/man1.
 COPY scripts/setup scripts/setup
-RUN bash scripts/setup && rm -rf /var/lib/apt/lists/*
+RUN mkdir -p /usr/share/man/man1 && bash scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRAUD_BUILD_TESTS=OFF \
     && cmake --build build \
@@ -42,6 +44,7 @@ LABEL org.opencontainers.image.title="fraud-detector" \
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         ca-certificates librdkafka1 librocksdb7.8 libssl3 libsimdjson14 libspdlog1.10 libfmt9 \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/lib/ /usr/local/lib/
 COPY --from=build /out/bin/ /usr/local/bin/
@@ -55,6 +58,10 @@ RUN ldconfig \
 USER 10001:10001
 WORKDIR /var/lib/fraud-detector
 ENV FRAUD_STATE_DIR=/var/lib/fraud-detector
+# The one writable path: the root filesystem can be read-only (Kubernetes mounts a volume here).
+VOLUME ["/var/lib/fraud-detector"]
 EXPOSE 8080
+# No HEALTHCHECK: Kubernetes probes /healthz and /readyz (the chart's startup, readiness and
+# liveness probes); the OCI image format has no place for one either.
 ENTRYPOINT ["/usr/local/bin/fraud-detector"]
 CMD ["run"]
