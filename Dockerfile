@@ -3,6 +3,8 @@
 #
 #   docker build -t fraud-detector:0.1.0 .
 #   docker buildx build --platform linux/amd64 -t REGISTRY/fraud-detector:0.1.0 --push .
+#   scripts/image     # without a Docker engine: buildah on a Debian base made by mmdebstrap,
+#                     # then a smoke test of the image (README, "Tests")
 #
 # The build stage installs its dependencies with scripts/setup, the repository's single list of
 # Debian packages (it also brings test tools; none of them reach the runtime image).
@@ -38,6 +40,8 @@ ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="fraud-detector" \
       org.opencontainers.image.description="Card fraud detection over Kafka: fraud-detector and fraud-loadgen" \
       org.opencontainers.image.version="${VERSION}"
+# apt-get clean: debian:bookworm-slim drops downloaded packages by itself (docker-clean), a
+# base made otherwise may not (86 MB more).
 # Versions are not pinned: bookworm's archive keeps only the current security release of each
 # package, so a pin would break the build at the next Debian point release.
 # hadolint ignore=DL3008
