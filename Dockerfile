@@ -3,6 +3,8 @@
 #
 #   docker build -t fraud-detector:0.1.0 .
 #   docker buildx build --platform linux/amd64 -t REGISTRY/fraud-detector:0.1.0 --push .
+#   scripts/image     # without a Docker engine: buildah on a Debian base made by mmdebstrap,
+#                     # then a smoke test of the image (README, "Tests")
 #
 # The build stage installs its dependencies with scripts/setup, the repository's single list of
 # Debian packages (it also brings test tools; none of them reach the runtime image).
@@ -13,9 +15,11 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 FROM ${DEBIAN_IMAGE} AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src
-# Dependencies first: this layer is rebuilt only when scripts/setup changes.
+# Dependencies first: this layer is rebuilt only when scripts/setup changes. The slim image
+# leaves out /usr/share/man, and openjdk's post-install script (the JRE is there for the test
+# broker) fails without /usr/share/man/man1.
 COPY scripts/setup scripts/setup
-RUN bash scripts/setup && rm -rf /var/lib/apt/lists/*
+RUN mkdir -p /usr/share/man/man1 && bash scripts/setup && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRAUD_BUILD_TESTS=OFF \
     && cmake --build build \
@@ -36,12 +40,15 @@ ARG VERSION=0.1.0
 LABEL org.opencontainers.image.title="fraud-detector" \
       org.opencontainers.image.description="Card fraud detection over Kafka: fraud-detector and fraud-loadgen" \
       org.opencontainers.image.version="${VERSION}"
+# apt-get clean: debian:bookworm-slim drops downloaded packages by itself (docker-clean), a
+# base made otherwise may not (86 MB more).
 # Versions are not pinned: bookworm's archive keeps only the current security release of each
 # package, so a pin would break the build at the next Debian point release.
 # hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
         ca-certificates librdkafka1 librocksdb7.8 libssl3 libsimdjson14 libspdlog1.10 libfmt9 \
+    && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/lib/ /usr/local/lib/
 COPY --from=build /out/bin/ /usr/local/bin/
@@ -55,6 +62,10 @@ RUN ldconfig \
 USER 10001:10001
 WORKDIR /var/lib/fraud-detector
 ENV FRAUD_STATE_DIR=/var/lib/fraud-detector
+# The one writable path: the root filesystem can be read-only (Kubernetes mounts a volume here).
+VOLUME ["/var/lib/fraud-detector"]
 EXPOSE 8080
+# No HEALTHCHECK: Kubernetes probes /healthz and /readyz (the chart's startup, readiness and
+# liveness probes); the OCI image format has no place for one either.
 ENTRYPOINT ["/usr/local/bin/fraud-detector"]
 CMD ["run"]
