@@ -62,6 +62,7 @@ svg.chart .note { fill: #4b5563; font-size: 11px; }
 svg.chart .grid { stroke: #e5e7eb; stroke-width: 1; }
 svg.chart .axis { stroke: #9ca3af; stroke-width: 1; }
 svg.chart .line { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
+svg.chart .line.dashed { stroke-dasharray: 7 5; }
 svg.chart .area { opacity: .14; }
 svg.chart .target, svg.chart .marker { stroke: #6b7280; stroke-width: 1.2; stroke-dasharray: 5 4; }
 svg.chart .bar { fill: #0d9488; }
@@ -190,7 +191,7 @@ std::string rateSection(const ordered_json* run, const ordered_json* summary) {
   chart.title = "Achieved rate over time";
   chart.x_label = "time since the start";
   chart.y_label = "records/s";
-  chart.series.push_back({"achieved", kBlue, points, true});
+  chart.series.push_back({"achieved", kBlue, points, true, false});
   chart.target_y = target;
   if (target) chart.target_label = "target " + formatCount(*target) + "/s";
   return out + svg::renderLineChart(chart) + "</section>";
@@ -214,7 +215,7 @@ std::string lagSection(const ordered_json* run, const ordered_json* summary) {
   chart.title = "Consumer lag over time";
   chart.x_label = "time since the start";
   chart.y_label = "records behind";
-  chart.series.push_back({"lag", kOrange, points, true});
+  chart.series.push_back({"lag", kOrange, points, true, false});
   chart.marker_x = number(run, "production_s");
   chart.marker_label = "production ended";
   return out + svg::renderLineChart(chart) + "</section>";
@@ -229,11 +230,15 @@ std::string latencyNote(const ordered_json* summary) {
 }
 
 std::string histogramSection(const ordered_json* run, const ordered_json* summary) {
+  const auto* latency = field(run, "latency");
   std::string out =
       "<section class=\"card\"><h2>End-to-end alert latency: distribution</h2><p "
       "class=\"legend\">From the produce call of the record that triggers an alert to the "
-      "alert's arrival on the alerts topic; logarithmic bins.</p>";
-  const auto* latency = field(run, "latency");
+      "alert's arrival on the alerts topic, " +
+      countText(number(latency, "count")) + " alerts; logarithmic bins." +
+      key(kBlue, "p50 " + msText(number(latency, "p50_ms"))) +
+      key(kAmber, "p95 " + msText(number(latency, "p95_ms"))) +
+      key(kRed, "p99 " + msText(number(latency, "p99_ms"))) + "</p>";
   const auto* histogram = field(latency, "histogram");
   const auto* edges = field(histogram, "edges_ms");
   const auto* counts = field(histogram, "counts");
@@ -264,9 +269,11 @@ std::string percentilesSection(const ordered_json* run, const ordered_json* summ
   std::string out = "<section class=\"card\"><h2>End-to-end alert latency over time</h2>";
   const auto* over_time = field(field(run, "latency"), "over_time");
   const auto width = number(over_time, "width_s").value_or(1);
-  out += "<p class=\"legend\">Percentiles of the alerts whose trigger record was sent in each " +
-         formatCount(width) + " s:" + key(kBlue, "p50") + key(kAmber, "p95") + key(kRed, "p99") +
-         "</p>";
+  out +=
+      "<p class=\"legend\">Percentiles (nearest rank) of the alerts whose trigger record was "
+      "sent in each " +
+      formatCount(width) + " s:" + key(kBlue, "p50") + key(kAmber, "p95") + key(kRed, "p99") +
+      "</p>";
   const auto* points = field(over_time, "points");
   const auto p50 = pointsOf(points, 0, 2);
   if (p50.empty()) return out + emptyChart(latencyNote(summary)) + "</section>";
@@ -277,9 +284,10 @@ std::string percentilesSection(const ordered_json* run, const ordered_json* summ
   chart.y_label = "latency";
   chart.y_unit = svg::Unit::kMilliseconds;
   chart.dots = true;
-  chart.series.push_back({"p50", kBlue, p50, false});
-  chart.series.push_back({"p95", kAmber, pointsOf(points, 0, 3), false});
-  chart.series.push_back({"p99", kRed, pointsOf(points, 0, 4), false});
+  // p95 dashed over p99: with few alerts a bucket's p95 is its p99.
+  chart.series.push_back({"p50", kBlue, p50, false, false});
+  chart.series.push_back({"p99", kRed, pointsOf(points, 0, 4), false, false});
+  chart.series.push_back({"p95", kAmber, pointsOf(points, 0, 3), false, true});
   return out + svg::renderLineChart(chart) + "</section>";
 }
 

@@ -240,8 +240,9 @@ std::string renderLineChart(const LineChart& chart) {
              num(sx(points.front().x)) + "," + num(sy(0)) + " " + coordinates + " " +
              num(sx(points.back().x)) + "," + num(sy(0)) + "\"/>";
     }
-    out += "<polyline class=\"line\" data-series=\"" + escape(s.name) + "\" stroke=\"" +
-           escape(s.color) + "\" points=\"" + coordinates + "\"/>";
+    out += "<polyline class=\"line" + std::string(s.dashed ? " dashed" : "") + "\" data-series=\"" +
+           escape(s.name) + "\" stroke=\"" + escape(s.color) + "\" points=\"" + coordinates +
+           "\"/>";
     if (chart.dots || points.size() == 1) {
       for (const auto& p : points) {
         out += "<circle class=\"dot\" fill=\"" + escape(s.color) + "\" cx=\"" + num(sx(p.x)) +
@@ -358,8 +359,8 @@ std::string renderHistogram(const Histogram& h) {
     out += "<line class=\"mark\" stroke=\"" + escape(m.color) + "\" x1=\"" + num(x) + "\" x2=\"" +
            num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
     out += "<text class=\"mark-label\" fill=\"" + escape(m.color) + "\" x=\"" + num(x + 4) +
-           "\" y=\"" + num(label_y) + "\">" +
-           escape(m.label + " " + valueLabel(m.x, Unit::kMilliseconds)) + "</text>";
+           "\" y=\"" + num(label_y) + "\">" + escape(m.label) + "<title>" +
+           escape(m.label + " " + valueLabel(m.x, Unit::kMilliseconds)) + "</title></text>";
   }
   out += "</svg>";
   return out;

@@ -24,7 +24,8 @@ struct Series {
   std::string name;
   std::string color;  // a CSS colour of our own (never from input)
   std::vector<Point> points;
-  bool area = false;  // fill the area under the line
+  bool area = false;    // fill the area under the line
+  bool dashed = false;  // a dashed line (one drawn over another it may equal)
 };
 
 enum class Unit { kCount, kSeconds, kMilliseconds };
@@ -56,7 +57,7 @@ struct Histogram {
     double x = 0;
     std::string color;
   };
-  std::vector<Mark> marks;  // vertical lines (percentiles)
+  std::vector<Mark> marks;  // vertical lines (percentiles), labelled at the top
 };
 
 // An <svg> element. Points with a non-finite coordinate are dropped; a series of more than

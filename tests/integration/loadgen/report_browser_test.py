@@ -9,8 +9,11 @@ verdict is absent. Chromium must be installed (scripts/setup installs it); its a
 test rather than skipping it.
 
   report_browser_test.py --loadgen BIN --detector BIN [--keep DIR]
+  report_browser_test.py --page FILE.html [--keep DIR]
 
 --keep DIR (or $FRAUD_REPORT_KEEP_DIR) copies the page, its screenshot and its DOM there.
+--page checks an existing page instead of producing one (to see the checks fail on a broken
+page, or to look at a demo's report).
 """
 import argparse
 import html.parser
@@ -171,8 +174,9 @@ def png_pixels(path):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--loadgen", required=True)
-    parser.add_argument("--detector", required=True)
+    parser.add_argument("--loadgen")
+    parser.add_argument("--detector")
+    parser.add_argument("--page")
     parser.add_argument("--keep", default=os.environ.get("FRAUD_REPORT_KEEP_DIR"))
     args = parser.parse_args()
 
@@ -180,7 +184,19 @@ def main():
     if chromium is None:
         fail("chromium is not installed: run scripts/setup (it installs Debian's chromium)")
 
+    if args.page is None and (args.loadgen is None or args.detector is None):
+        parser.error("give --loadgen and --detector, or --page")
     work = tempfile.mkdtemp(prefix="report-browser-")
+    try:
+        page = produce_page(args, work) if args.page is None else os.path.abspath(args.page)
+        check_page(chromium, page, work, args.keep)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASS")
+
+
+def produce_page(args, work):
+    """Runs the stack for a few seconds; returns the path of its report, verdict included."""
     service = None
     try:
         key = os.path.join(work, "card-hash.key")
@@ -201,8 +217,9 @@ def main():
         page = os.path.join(work, "report.html")
         truth = os.path.join(work, "truth.jsonl")
         run([args.loadgen, "--brokers", brokers, "--rate", "2000", "--duration", "6",
-             "--seed", "3", "--cards", "20000", "--truth", truth, "--card-hash-key-file", key,
-             "--lag-group", "fraud-detector", "--report", page, "--no-progress"])
+             "--seed", "3", "--cards", "20000", "--fraud-rate", "20", "--truth", truth,
+             "--card-hash-key-file", key, "--lag-group", "fraud-detector", "--report", page,
+             "--no-progress"])
         verify = run([args.loadgen, "verify", "--brokers", brokers, "--truth", truth,
                       "--card-hash-key-file", key, "--wait-seconds", "60"])
         verify_file = os.path.join(work, "verify.json")
@@ -212,62 +229,85 @@ def main():
         service.send_signal(signal.SIGTERM)
         service.wait(timeout=60)
         service = None
-
-        profile = os.path.join(work, "profile")
-        shot = os.path.join(work, "report.png")
-        browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                   "--disable-background-networking", "--disable-component-update",
-                   "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                   f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}"]
-        url = "file://" + page
-        run(browser + [f"--screenshot={shot}", url])
-        dom = run(browser + ["--dump-dom", url]).stdout
-        if args.keep:
-            os.makedirs(args.keep, exist_ok=True)
-            for f in (page, shot):
-                shutil.copy(f, args.keep)
-            with open(os.path.join(args.keep, "report.dom.html"), "w") as f:
-                f.write(dom)
-
-        charts = DomCharts()
-        charts.feed(dom)
-        if "Load test" not in dom or not charts.title:
-            fail("the DOM holds no report (blank page?)")
-        for chart in CHARTS:
-            c = charts.charts.get(chart)
-            if c is None:
-                fail(f"chart {chart} is missing from the DOM")
-            if c["data_points"] < 2 or (c["line_pairs"] < 2 and c["bars"] < 1):
-                fail(f"chart {chart} has no data: {c}")
-            print(f"ok: {chart}: {c}")
-        if charts.verdict is None or charts.verdict.strip() not in ("verify: PASS", "verify: FAIL"):
-            fail(f"no verdict on the page (found {charts.verdict!r})")
-        print(f"ok: verdict {charts.verdict.strip()!r}")
-
-        width, height, rows = png_pixels(shot)
-        if (width, height) != WINDOW:
-            fail(f"screenshot is {width}x{height}, not {WINDOW}")
-        colours = {}
-        for row in rows:
-            for pixel in row:
-                colours[pixel] = colours.get(pixel, 0) + 1
-        top, top_count = max(colours.items(), key=lambda kv: kv[1])
-        if len(colours) < 16 or top_count > 0.97 * width * height:
-            fail(f"the screenshot is (nearly) one colour: {len(colours)} colours, {top} covers "
-                 f"{top_count / (width * height):.1%}")
-        print(f"ok: screenshot {width}x{height}, {len(colours)} colours")
-        for name, rgb in CHART_COLOURS.items():
-            near = sum(n for c, n in colours.items()
-                       if sum(abs(a - b) for a, b in zip(c, rgb)) <= 24)
-            if near < 20:
-                fail(f"the {name} ({'#%02x%02x%02x' % rgb}) is not painted: {near} pixels")
-            print(f"ok: {name} painted ({near} pixels)")
+        return page
     finally:
         if service is not None:
             service.kill()
             service.wait()
-        shutil.rmtree(work, ignore_errors=True)
-    print("PASS")
+
+
+def check_page(chromium, page, work, keep):
+    """Draws the page in chromium and fails unless every chart is there with its data."""
+    profile = os.path.join(work, "profile")
+    shot = os.path.join(work, "report.png")
+    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run", "--hide-scrollbars",
+               f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}"]
+    url = "file://" + page
+    run(browser + [f"--screenshot={shot}", url])
+    dom = run(browser + ["--dump-dom", url]).stdout
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        for f in (page, shot):
+            shutil.copy(f, keep)
+        with open(os.path.join(keep, "report.dom.html"), "w") as f:
+            f.write(dom)
+
+    charts = DomCharts()
+    charts.feed(dom)
+    if "Load test" not in dom or not charts.title:
+        fail("the DOM holds no report (blank page?)")
+    for chart in CHARTS:
+        c = charts.charts.get(chart)
+        if c is None:
+            fail(f"chart {chart} is missing from the DOM")
+        if c["data_points"] < 2 or (c["line_pairs"] < 2 and c["bars"] < 1):
+            fail(f"chart {chart} has no data: {c}")
+        print(f"ok: {chart}: {c}")
+    if charts.verdict is None or charts.verdict.strip() not in ("verify: PASS", "verify: FAIL"):
+        fail(f"no verdict on the page (found {charts.verdict!r})")
+    print(f"ok: verdict {charts.verdict.strip()!r}")
+
+    colours, width, height = colour_counts(shot)
+    top, top_count = max(colours.items(), key=lambda kv: kv[1])
+    if len(colours) < 16 or top_count > 0.97 * width * height:
+        fail(f"the screenshot is (nearly) one colour: {len(colours)} colours, {top} covers "
+             f"{top_count / (width * height):.1%}")
+    print(f"ok: screenshot {width}x{height}, {len(colours)} colours")
+
+    # The charts' colours also paint their legend keys: count what the charts add, against the
+    # same page with the charts hidden (same layout).
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    hidden_page = os.path.join(work, "charts-hidden.html")
+    with open(hidden_page, "w", encoding="utf-8") as f:
+        f.write(text.replace("</style>", "svg.chart { visibility: hidden; }</style>", 1))
+    hidden_shot = os.path.join(work, "charts-hidden.png")
+    run(browser + [f"--screenshot={hidden_shot}", "file://" + hidden_page])
+    hidden, _, _ = colour_counts(hidden_shot)
+    for name, rgb in CHART_COLOURS.items():
+        added = near(colours, rgb) - near(hidden, rgb)
+        if added < 100:
+            fail(f"the {name} ({'#%02x%02x%02x' % rgb}) is not painted: {added} pixels")
+        print(f"ok: {name} painted ({added} pixels)")
+
+
+def colour_counts(png):
+    """Pixels of each colour in a screenshot, and its size; fails unless it is WINDOW."""
+    width, height, rows = png_pixels(png)
+    if (width, height) != WINDOW:
+        fail(f"screenshot is {width}x{height}, not {WINDOW}")
+    colours = {}
+    for row in rows:
+        for pixel in row:
+            colours[pixel] = colours.get(pixel, 0) + 1
+    return colours, width, height
+
+
+def near(colours, rgb):
+    """Pixels within a small distance of `rgb` (anti-aliased edges aside)."""
+    return sum(n for c, n in colours.items() if sum(abs(a - b) for a, b in zip(c, rgb)) <= 24)
 
 
 if __name__ == "__main__":
