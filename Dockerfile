@@ -4,8 +4,8 @@
 #   docker build -t fraud-detector:0.1.0 .
 #   docker buildx build --platform linux/amd64 -t REGISTRY/fraud-detector:0.1.0 --push .
 #
-# The build stage installs its dependencies with scripts/setup, the repository's single list of
-# Debian packages (it also brings test tools; none of them reach the runtime image).
+# The build stage installs its dependencies with scripts/setup --build-only, the repository's
+# single list of Debian packages, without the test tools.
 # scripts/setup unpacks prometheus-cpp for x86_64 only, hence linux/amd64.
 
 ARG DEBIAN_IMAGE=debian:bookworm-slim
@@ -15,7 +15,7 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src
 # Dependencies first: this layer is rebuilt only when scripts/setup changes.
 COPY scripts/setup scripts/setup
-RUN bash scripts/setup && rm -rf /var/lib/apt/lists/*
+RUN bash scripts/setup --build-only && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRAUD_BUILD_TESTS=OFF \
     && cmake --build build \
