@@ -6,8 +6,8 @@
 #   scripts/image     # without a Docker engine: buildah on a Debian base made by mmdebstrap,
 #                     # then a smoke test of the image (README, "Tests")
 #
-# The build stage installs its dependencies with scripts/setup, the repository's single list of
-# Debian packages (it also brings test tools; none of them reach the runtime image).
+# The build stage installs its dependencies with scripts/setup --build-only, the repository's
+# single list of Debian packages, without the test tools.
 # scripts/setup unpacks prometheus-cpp for x86_64 only, hence linux/amd64.
 
 ARG DEBIAN_IMAGE=debian:bookworm-slim
@@ -17,9 +17,9 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src
 # Dependencies first: this layer is rebuilt only when scripts/setup changes. The slim image
 # leaves out /usr/share/man, and openjdk's post-install script (the JRE is there for the test
-# broker) fails without /usr/share/man/man1.
+# broker, when the full setup runs) fails without /usr/share/man/man1.
 COPY scripts/setup scripts/setup
-RUN mkdir -p /usr/share/man/man1 && bash scripts/setup && rm -rf /var/lib/apt/lists/*
+RUN mkdir -p /usr/share/man/man1 && bash scripts/setup --build-only && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFRAUD_BUILD_TESTS=OFF \
     && cmake --build build \

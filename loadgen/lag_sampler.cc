@@ -49,6 +49,9 @@ void LagSampler::run() {
         lag += std::max<int64_t>(0, (*ends)[p] - std::max<int64_t>(0, (*committed)[p]));
       }
       samples_.push_back(lag);
+      sample_ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count());
     }
     if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) return;
   }
@@ -58,6 +61,14 @@ std::optional<int64_t> LagSampler::latest() const {
   std::lock_guard lock(mutex_);
   if (samples_.empty()) return std::nullopt;
   return samples_.back();
+}
+
+std::vector<TimedValue> LagSampler::timedSamples() const {
+  std::lock_guard lock(mutex_);
+  std::vector<TimedValue> out;
+  out.reserve(samples_.size());
+  for (size_t i = 0; i < samples_.size(); ++i) out.push_back({sample_ns_[i], samples_[i]});
+  return out;
 }
 
 LagSampler::Summary LagSampler::summary() const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loadgen/kafka_client.h"
+#include "loadgen/run_series.h"
 
 namespace fraud::loadgen {
 
@@ -38,6 +39,8 @@ class LagSampler {
     int64_t last = 0;
   };
   [[nodiscard]] Summary summary() const;
+  // Every sample with the steady-clock time it was taken.
+  [[nodiscard]] std::vector<TimedValue> timedSamples() const;
 
  private:
   void run();
@@ -50,6 +53,7 @@ class LagSampler {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::vector<int64_t> samples_;
+  std::vector<int64_t> sample_ns_;  // when samples_[i] was taken (steady clock)
 };
 
 }  // namespace fraud::loadgen

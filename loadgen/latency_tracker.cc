@@ -29,11 +29,21 @@ void LatencyTracker::arrived(const std::string& idempotency_key, int64_t arrived
   }
   found->second.arrived = true;
   latencies_ns_.push_back(arrived_ns - found->second.produced_ns);
+  produced_ns_.push_back(found->second.produced_ns);
 }
 
 bool LatencyTracker::allArrived() const {
   std::lock_guard lock(mutex_);
   return latencies_ns_.size() == expected_.size();
+}
+
+std::vector<LatencySample> LatencyTracker::samples() const {
+  std::lock_guard lock(mutex_);
+  std::vector<LatencySample> out;
+  out.reserve(latencies_ns_.size());
+  for (size_t i = 0; i < latencies_ns_.size(); ++i)
+    out.push_back({produced_ns_[i], latencies_ns_[i]});
+  return out;
 }
 
 LatencyTracker::Summary LatencyTracker::summary() const {

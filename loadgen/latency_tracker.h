@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loadgen/run_series.h"
+
 namespace fraud::loadgen {
 
 // End-to-end latency of alerts: from the production of the record that triggers an alert to the
@@ -27,6 +29,8 @@ class LatencyTracker {
   };
   [[nodiscard]] Summary summary() const;
   [[nodiscard]] bool allArrived() const;
+  // Every matched alert, in arrival order.
+  [[nodiscard]] std::vector<LatencySample> samples() const;
 
  private:
   struct Entry {
@@ -36,6 +40,7 @@ class LatencyTracker {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> expected_;
   std::vector<int64_t> latencies_ns_;
+  std::vector<int64_t> produced_ns_;  // of latencies_ns_[i]'s trigger record
   uint64_t unexpected_ = 0;
   uint64_t repeated_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "detectors/partitioner.h"
 #include "loadgen/card_hash_key.h"
 #include "loadgen/production.h"
+#include "loadgen/report.h"
 #include "loadgen/verification.h"
 
 namespace {
@@ -131,6 +133,12 @@ std::optional<loadgen::CardHashKey> loadKey(const std::optional<std::string>& ke
   return key;
 }
 
+bool reportDirectoryExists(const std::string& path) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  return parent.empty() || std::filesystem::is_directory(parent, ec);
+}
+
 int reportProblems(const char* prefix, const std::vector<std::string>& problems) {
   for (const auto& problem : problems) std::fprintf(stderr, "%s: %s\n", prefix, problem.c_str());
   return 2;
@@ -236,6 +244,11 @@ int main(int argc, char** argv) {
                  "Sample this consumer group's lag on --topic every second (the service's group: "
                  "fraud-detector); reported in the progress line and the summary");
   app.add_flag("--no-progress", no_progress, "No progress line on stderr");
+  std::optional<std::string> report_path;
+  app.add_option("--report", report_path,
+                 "Write a self-contained HTML report of the run to this file: achieved rate, "
+                 "consumer lag and latency over time, the latency distribution, the injected "
+                 "scenarios, the parameters (`fraud-loadgen report` adds verify's verdict)");
   addKafkaFlags(app, kafka_texts);
 
   loadgen::VerifyOptions verify;
@@ -280,11 +293,34 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   addKafkaFlags(*verify_cmd, verify_kafka_texts);
 
+  std::string report_file;
+  std::string report_verify;
+  auto* report_cmd = app.add_subcommand(
+      "report",
+      "Add the verdict of `fraud-loadgen verify` to the HTML report of `fraud-loadgen --report` "
+      "(or start a report holding only the verdict when FILE does not exist), and draw the page "
+      "again. Refuses to overwrite a file that is not such a report. Exits 0 when written, 2 "
+      "otherwise.");
+  report_cmd->add_option("file", report_file, "The HTML report")->required();
+  report_cmd
+      ->add_option("--verify", report_verify,
+                   "verify's JSON report (its stdout) in a file, or - for stdin")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
+  }
+
+  if (*report_cmd) {
+    std::string error;
+    if (!loadgen::addVerifyToReportFile(report_file, report_verify, error)) {
+      return reportProblems("fraud-loadgen report", {error});
+    }
+    std::fprintf(stderr, "fraud-loadgen report: verdict added to %s\n", report_file.c_str());
+    return 0;
   }
 
   if (*verify_cmd) {
@@ -327,10 +363,24 @@ int main(int argc, char** argv) {
   parseKafkaProperties(kafka_texts, run.kafka_properties, problems);
   const auto key = loadKey(key_file, /*required=*/false, problems);
   for (auto& problem : run.validate(key.has_value())) problems.push_back(std::move(problem));
+  if (report_path && !reportDirectoryExists(*report_path)) {
+    problems.push_back("--report " + *report_path + ": its directory does not exist");
+  }
   if (!problems.empty()) return reportProblems("fraud-loadgen", problems);
 
   std::optional<fraud::detectors::CardHasher> hasher;
   if (key) hasher.emplace(key->bytes);
   installSignalHandlers();
-  return loadgen::runProduction(run, hasher ? &*hasher : nullptr, g_stop);
+  loadgen::RunSeries series;
+  if (report_path) run.series = &series;
+  const int status = loadgen::runProduction(run, hasher ? &*hasher : nullptr, g_stop);
+  if (report_path && !series.summary.is_null()) {
+    std::string error;
+    if (!loadgen::writeRunReport(*report_path, run, series, error)) {
+      std::fprintf(stderr, "fraud-loadgen: report: %s\n", error.c_str());
+      return status == 0 ? 1 : status;
+    }
+    std::fprintf(stderr, "fraud-loadgen: report written to %s\n", report_path->c_str());
+  }
+  return status;
 }

@@ -423,6 +423,14 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
   }
   std::printf("%s\n", summary.dump(2).c_str());
   std::fflush(stdout);
+  if (o.series != nullptr) {
+    o.series->start_ns = std::chrono::nanoseconds(t0.time_since_epoch()).count();
+    o.series->production_s = elapsed;
+    o.series->sent_per_second = history.perSecond();
+    o.series->lag = lag.timedSamples();
+    if (mirror) o.series->latencies = tracker.samples();
+    o.series->summary = std::move(summary);
+  }
 
   const bool all_delivered = !producer || (deliveries.failed == 0 && deliveries.acked == sent);
   return io_failed || !all_delivered ? 1 : 0;

@@ -9,6 +9,7 @@
 #include "detectors/card_ref.h"
 #include "detectors/partitioner.h"
 #include "loadgen/kafka_client.h"
+#include "loadgen/run_series.h"
 #include "loadgen/traffic_model.h"
 
 namespace fraud::loadgen {
@@ -43,7 +44,8 @@ struct ProductionOptions {
   int64_t max_future_skew_ms = 300'000;  // the service's rule, to expect what it will reject
   // A consumer group whose lag on the topic is sampled every second (empty: none).
   std::string lag_group;
-  bool progress = true;  // a progress line on stderr every second
+  bool progress = true;         // a progress line on stderr every second
+  RunSeries* series = nullptr;  // when set, filled at the end (the --report page's data)
 
   // Every problem, one message each; empty when usable. `have_key`: a card-hash key was given.
   [[nodiscard]] std::vector<std::string> validate(bool have_key) const;

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""The load-test report in a real browser.
+
+Runs the stack for a few seconds (`fraud-detector run --embedded-kafka`, `fraud-loadgen
+--report`, `fraud-loadgen verify`, `fraud-loadgen report --verify`), then has Debian's chromium,
+headless and offline, draw the page: a screenshot and the DOM after parsing. Fails when the page
+is blank, a chart is missing or has no data points, a chart's colours were never painted, or the
+verdict is absent. Chromium must be installed (scripts/setup installs it); its absence fails the
+test rather than skipping it.
+
+  report_browser_test.py --loadgen BIN --detector BIN [--keep DIR]
+  report_browser_test.py --page FILE.html [--keep DIR]
+
+--keep DIR (or $FRAUD_REPORT_KEEP_DIR) copies the page, its screenshot and its DOM there.
+--page checks an existing page instead of producing one (to see the checks fail on a broken
+page, or to look at a demo's report).
+"""
+import argparse
+import html.parser
+import os
+import re
+import secrets
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zlib
+
+CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles"]
+# Colours of the page's own palette that only charts paint (report_page.cc).
+CHART_COLOURS = {"rate line": (0x25, 0x63, 0xEB), "lag line": (0xEA, 0x58, 0x0C),
+                 "histogram bars": (0x0D, 0x94, 0x88), "p99 line": (0xDC, 0x26, 0x26)}
+WINDOW = (1200, 3400)
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def wait_for(what, condition, timeout_s, process=None):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        if process is not None and process.poll() is not None:
+            fail(f"the service exited ({process.returncode}) while waiting for {what}")
+        time.sleep(0.1)
+    fail(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def ready(port):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, **kwargs)
+    if result.returncode != 0:
+        fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stderr[-3000:]}")
+    return result
+
+
+class DomCharts(html.parser.HTMLParser):
+    """Each chart svg: its data-points, polyline coordinate pairs and bars; the verdict text."""
+
+    def __init__(self):
+        super().__init__()
+        self.charts = {}
+        self.current = None
+        self.depth = 0
+        self.verdict = None
+        self.in_verdict = False
+        self.title = ""
+        self.in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg" and a.get("class") == "chart":
+            self.current = a.get("id")
+            self.charts[self.current] = {"data_points": int(a.get("data-points", "0")),
+                                         "line_pairs": 0, "bars": 0}
+            self.depth = 0
+        elif self.current is not None:
+            if tag == "polyline":
+                self.charts[self.current]["line_pairs"] += len(a.get("points", "").split())
+            elif tag == "rect" and a.get("class") == "bar":
+                self.charts[self.current]["bars"] += 1
+        if self.current is not None and tag not in ("line", "polyline", "polygon", "circle"):
+            self.depth += 1
+        if a.get("id") == "verdict":
+            self.in_verdict = True
+            self.verdict = ""
+        if tag == "title" and self.current is None:
+            self.in_title = True
+
+    def handle_endtag(self, tag):
+        if self.current is not None and tag not in ("line", "polyline", "polygon", "circle"):
+            self.depth -= 1
+            if self.depth == 0:
+                self.current = None
+        if tag == "div":
+            self.in_verdict = False
+        if tag == "title":
+            self.in_title = False
+
+    def handle_data(self, data):
+        if self.in_verdict:
+            self.verdict += data
+        if self.in_title:
+            self.title += data
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path} is not a PNG")
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    if depth != 8 or colour not in (2, 6) or interlace != 0:
+        fail(f"unexpected PNG format (depth {depth}, colour type {colour}, interlace {interlace})")
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        previous = line
+    return width, height, rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--loadgen")
+    parser.add_argument("--detector")
+    parser.add_argument("--page")
+    parser.add_argument("--keep", default=os.environ.get("FRAUD_REPORT_KEEP_DIR"))
+    args = parser.parse_args()
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        fail("chromium is not installed: run scripts/setup (it installs Debian's chromium)")
+
+    if args.page is None and (args.loadgen is None or args.detector is None):
+        parser.error("give --loadgen and --detector, or --page")
+    work = tempfile.mkdtemp(prefix="report-browser-")
+    try:
+        page = produce_page(args, work) if args.page is None else os.path.abspath(args.page)
+        check_page(chromium, page, work, args.keep)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASS")
+
+
+def produce_page(args, work):
+    """Runs the stack for a few seconds; returns the path of its report, verdict included."""
+    service = None
+    try:
+        key = os.path.join(work, "card-hash.key")
+        with open(key, "w") as f:
+            f.write(secrets.token_hex(32))
+        out, log = os.path.join(work, "service.out"), os.path.join(work, "service.log")
+        with open(out, "w") as so, open(log, "w") as se:
+            service = subprocess.Popen(
+                [args.detector, "run", "--embedded-kafka", "--embedded-partitions", "4",
+                 "--state-dir", os.path.join(work, "state"), "--http-address", "127.0.0.1",
+                 "--http-port", "0", "--card-hash-key-file", key], stdout=so, stderr=se)
+        brokers = wait_for("the bootstrap line", lambda: (re.findall(
+            r"^bootstrap=(\S+)", read(out), re.M) or [None])[0], 60, service)
+        port = wait_for("the API port", lambda: (re.findall(
+            r"API on http://127\.0\.0\.1:(\d+)", read(log)) or [None])[0], 60, service)
+        wait_for("/readyz", lambda: ready(port), 120, service)
+
+        page = os.path.join(work, "report.html")
+        truth = os.path.join(work, "truth.jsonl")
+        run([args.loadgen, "--brokers", brokers, "--rate", "2000", "--duration", "6",
+             "--seed", "3", "--cards", "20000", "--fraud-rate", "20", "--truth", truth,
+             "--card-hash-key-file", key, "--lag-group", "fraud-detector", "--report", page,
+             "--no-progress"])
+        verify = run([args.loadgen, "verify", "--brokers", brokers, "--truth", truth,
+                      "--card-hash-key-file", key, "--wait-seconds", "60"])
+        verify_file = os.path.join(work, "verify.json")
+        with open(verify_file, "w") as f:
+            f.write(verify.stdout)
+        run([args.loadgen, "report", page, "--verify", verify_file])
+        service.send_signal(signal.SIGTERM)
+        service.wait(timeout=60)
+        service = None
+        return page
+    finally:
+        if service is not None:
+            service.kill()
+            service.wait()
+
+
+def check_page(chromium, page, work, keep):
+    """Draws the page in chromium and fails unless every chart is there with its data."""
+    profile = os.path.join(work, "profile")
+    shot = os.path.join(work, "report.png")
+    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+               "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run", "--hide-scrollbars",
+               f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}"]
+    url = "file://" + page
+    run(browser + [f"--screenshot={shot}", url])
+    dom = run(browser + ["--dump-dom", url]).stdout
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        for f in (page, shot):
+            shutil.copy(f, keep)
+        with open(os.path.join(keep, "report.dom.html"), "w") as f:
+            f.write(dom)
+
+    charts = DomCharts()
+    charts.feed(dom)
+    if "Load test" not in dom or not charts.title:
+        fail("the DOM holds no report (blank page?)")
+    for chart in CHARTS:
+        c = charts.charts.get(chart)
+        if c is None:
+            fail(f"chart {chart} is missing from the DOM")
+        if c["data_points"] < 2 or (c["line_pairs"] < 2 and c["bars"] < 1):
+            fail(f"chart {chart} has no data: {c}")
+        print(f"ok: {chart}: {c}")
+    if charts.verdict is None or charts.verdict.strip() not in ("verify: PASS", "verify: FAIL"):
+        fail(f"no verdict on the page (found {charts.verdict!r})")
+    print(f"ok: verdict {charts.verdict.strip()!r}")
+
+    colours, width, height = colour_counts(shot)
+    top, top_count = max(colours.items(), key=lambda kv: kv[1])
+    if len(colours) < 16 or top_count > 0.97 * width * height:
+        fail(f"the screenshot is (nearly) one colour: {len(colours)} colours, {top} covers "
+             f"{top_count / (width * height):.1%}")
+    print(f"ok: screenshot {width}x{height}, {len(colours)} colours")
+
+    # The charts' colours also paint their legend keys: count what the charts add, against the
+    # same page with the charts hidden (same layout).
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    hidden_page = os.path.join(work, "charts-hidden.html")
+    with open(hidden_page, "w", encoding="utf-8") as f:
+        f.write(text.replace("</style>", "svg.chart { visibility: hidden; }</style>", 1))
+    hidden_shot = os.path.join(work, "charts-hidden.png")
+    run(browser + [f"--screenshot={hidden_shot}", "file://" + hidden_page])
+    hidden, _, _ = colour_counts(hidden_shot)
+    for name, rgb in CHART_COLOURS.items():
+        added = near(colours, rgb) - near(hidden, rgb)
+        if added < 100:
+            fail(f"the {name} ({'#%02x%02x%02x' % rgb}) is not painted: {added} pixels")
+        print(f"ok: {name} painted ({added} pixels)")
+
+
+def colour_counts(png):
+    """Pixels of each colour in a screenshot, and its size; fails unless it is WINDOW."""
+    width, height, rows = png_pixels(png)
+    if (width, height) != WINDOW:
+        fail(f"screenshot is {width}x{height}, not {WINDOW}")
+    colours = {}
+    for row in rows:
+        for pixel in row:
+            colours[pixel] = colours.get(pixel, 0) + 1
+    return colours, width, height
+
+
+def near(colours, rgb):
+    """Pixels within a small distance of `rgb` (anti-aliased edges aside)."""
+    return sum(n for c, n in colours.items() if sum(abs(a - b) for a, b in zip(c, rgb)) <= 24)
+
+
+if __name__ == "__main__":
+    main()
