@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/http_metrics.h"
+#include "api/request_reader.h"
 #include "api/router.h"
 
 namespace fraud::api::detail {
@@ -29,6 +30,9 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // After a closing answer, how long to read and discard what the client still sends, so that
 // closing does not reset the connection before the client has read the answer.
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
+// Bytes asked of one read. What a connection buffers is bounded by the request reader's cap
+// (api/request_reader.h) plus this.
+constexpr size_t kReadSize = 4096;
 
 std::string endpointText(const tcp::socket& socket) {
   error_code ec;
@@ -45,11 +49,14 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
  public:
   template <class... StreamArgs>
-  Session(ConnectionHub& hub, std::string client, StreamArgs&&... stream_args)
+  Session(ConnectionHub& hub, std::string client, std::shared_ptr<asio::ssl::context> tls,
+          StreamArgs&&... stream_args)
       : hub_(hub),
         client_(std::move(client)),
+        tls_(std::move(tls)),
         stream_(std::forward<StreamArgs>(stream_args)...),
-        deadline_(stream_.get_executor()) {}
+        deadline_(stream_.get_executor()),
+        answer_deadline_(stream_.get_executor()) {}
 
   ~Session() override { hub_.leave(this); }
 
@@ -78,7 +85,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   enum class Phase { kHandshake, kIdle, kReading, kAnswering, kWriting, kClosing, kClosed };
 
   tcp::socket& socket() { return beast::get_lowest_layer(stream_).socket(); }
-  bool receivedSome() const { return buffer_.size() > 0 || (parser_ && parser_->got_some()); }
+  bool receivedSome() const { return buffer_.size() > 0 || (reader_ && reader_->gotSome()); }
   const ApiOptions& options() const { return hub_.options(); }
 
   // A deadline on the current read. Beast's own stream timeout would close the socket, and a
@@ -137,70 +144,113 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
                             });
   }
 
+  // Reads one request through the RequestReader, which bounds every byte of it.
   void readRequest() {
     phase_ = Phase::kReading;
-    parser_.emplace();
-    parser_->header_limit(static_cast<uint32_t>(options().max_header_bytes));
-    parser_->body_limit(options().max_body_bytes);
+    reader_.emplace(options());
     armDeadline(std::chrono::milliseconds(options().read_timeout_ms));
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](error_code ec, size_t /*bytes*/) {
-                       self->disarmDeadline();
-                       self->onRead(ec);
-                     });
+    parseBuffered();
   }
 
-  void onRead(error_code ec) {
-    if (phase_ != Phase::kReading) return;  // closed meanwhile
+  void parseBuffered() {
+    if (buffer_.size() > 0) {
+      const auto data = buffer_.data();
+      buffer_.consume(
+          reader_->feed(std::string_view(static_cast<const char*>(data.data()), data.size())));
+    }
+    switch (reader_->progress()) {
+      case RequestReader::Progress::kDone:
+        disarmDeadline();
+        answer();
+        return;
+      case RequestReader::Progress::kRefused: {
+        disarmDeadline();
+        const RequestRefusal& refusal = reader_->refusal();
+        answerError(refusal.status, refusal.code, refusal.message);
+        return;
+      }
+      case RequestReader::Progress::kNeedMore:
+        break;
+    }
+    stream_.async_read_some(buffer_.prepare(kReadSize),
+                            [self = this->shared_from_this()](error_code ec, size_t n) {
+                              if (self->phase_ != Phase::kReading) return;  // closed meanwhile
+                              if (ec) {
+                                self->disarmDeadline();
+                                self->onReadError(ec);
+                                return;
+                              }
+                              self->buffer_.commit(n);
+                              self->parseBuffered();
+                            });
+  }
+
+  void onReadError(error_code ec) {
     if (ec == asio::error::operation_aborted && timed_out_) {
       if (receivedSome()) {
         answerError(408, "request_timeout", "the request did not arrive in time");
       } else {
         close();
       }
-    } else if (ec == http::error::header_limit) {
-      answerError(431, "header_too_large", "the request line and headers are too large");
-    } else if (ec == http::error::body_limit) {
-      answerError(413, "body_too_large", "the request body is too large");
-    } else if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-               ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
-      close();
-    } else if (ec) {
-      if (receivedSome()) {
-        answerError(400, "bad_request", "the request is not valid HTTP/1.1");
-      } else {
-        close();
-      }
+    } else if (receivedSome() &&
+               (ec == asio::error::eof || ec == beast::http::error::end_of_stream)) {
+      // Half a request, then the client's FIN: it may still read an answer.
+      answerError(400, "bad_request", "the request is not valid HTTP/1.1");
     } else {
-      answer();
+      close();
     }
   }
 
   void answer() {
-    auto message = parser_->release();
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    for (const auto& field : message) {
-      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
+    HttpRequest request = reader_->take();
     request.client = client_;
-    const unsigned version = message.version();
-    const bool keep_alive = message.keep_alive();
+    const unsigned version = reader_->version();
+    const bool keep_alive = reader_->keepAlive();
+    if (hub_.probesOnly()) {
+      const std::string_view route = Router::routeOf(request.target);
+      if (route != kRouteHealth && route != kRouteReady && route != kRouteMetrics) {
+        write(hub_.router().reject(request.target, 404, "not_found",
+                                   "the probe port serves /healthz, /readyz and /metrics only"),
+              request.method, version, keep_alive && !hub_.stopping());
+        return;
+      }
+    }
     if (!Router::readsView(request.target)) {
       write(hub_.router().handle(request), request.method, version, keep_alive && !hub_.stopping());
       return;
     }
-    // Off the I/O threads: a slow view read must not hold up probes, scrapes or other clients.
+    if (!hub_.beginViewCall()) {
+      hub_.router().metrics().viewBusy();
+      HttpResponse busy = hub_.router().reject(request.target, 503, "busy",
+                                               "too many answers are waiting for the service");
+      busy.headers.emplace_back("Retry-After", "1");
+      write(std::move(busy), request.method, version, keep_alive && !hub_.stopping());
+      return;
+    }
+    // Off the I/O threads: a slow view read must not hold up probes, scrapes or other clients;
+    // and under a deadline: a view that does not answer in time gets the client a 503 now.
     phase_ = Phase::kAnswering;
+    const uint64_t call = ++answer_generation_;
+    answer_deadline_.expires_after(std::chrono::milliseconds(options().view_timeout_ms));
+    answer_deadline_.async_wait([self = this->shared_from_this(), call, target = request.target,
+                                 method = request.method, version, keep_alive](error_code ec) {
+      if (ec || self->phase_ != Phase::kAnswering || call != self->answer_generation_) return;
+      self->hub_.router().metrics().viewTimedOut();
+      HttpResponse late = self->hub_.router().reject(
+          target, 503, "view_timeout", "the service did not answer in time; try again");
+      late.headers.emplace_back("Retry-After", "1");
+      self->write(std::move(late), method, version, keep_alive && !self->hub_.stopping());
+    });
     asio::post(hub_.viewPool(), [self = this->shared_from_this(), request = std::move(request),
-                                 version, keep_alive]() mutable {
+                                 version, keep_alive, call]() mutable {
       HttpResponse response = self->hub_.router().handle(request);
+      self->hub_.endViewCall();
       asio::dispatch(self->stream_.get_executor(), [self, response = std::move(response),
                                                     method = std::move(request.method), version,
-                                                    keep_alive]() mutable {
-        if (self->phase_ != Phase::kAnswering) return;  // closed meanwhile
+                                                    keep_alive, call]() mutable {
+        // Closed meanwhile, or answered 503 at the deadline.
+        if (self->phase_ != Phase::kAnswering || call != self->answer_generation_) return;
+        self->answer_deadline_.cancel();
         self->write(std::move(response), method, version, keep_alive && !self->hub_.stopping());
       });
     });
@@ -209,9 +259,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
   void answerError(int status, std::string_view code, std::string_view message) {
     std::string target;
     std::string method = "-";
-    if (parser_) {  // the start line's parts, when it was read; else empty
-      target = std::string(parser_->get().target());
-      method = std::string(parser_->get().method_string());
+    if (reader_) {  // the start line's parts, when the header was read; else empty
+      target = reader_->target();
+      method = reader_->method();
     }
     write(hub_.router().reject(target, status, code, message), method, 11, false);
   }
@@ -283,6 +333,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     if (phase_ == Phase::kClosed) return;
     phase_ = Phase::kClosed;
     disarmDeadline();
+    answer_deadline_.cancel();
     error_code ec;
     socket().shutdown(tcp::socket::shutdown_both, ec);
     socket().close(ec);
@@ -290,21 +341,25 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
   ConnectionHub& hub_;
   const std::string client_;
+  const std::shared_ptr<asio::ssl::context> tls_;  // before stream_, which uses it
   Stream stream_;
   asio::steady_timer deadline_;
+  asio::steady_timer answer_deadline_;  // the view answer's deadline
   uint64_t deadline_generation_ = 0;
+  uint64_t answer_generation_ = 0;  // which view answer phase_ kAnswering waits for
   bool timed_out_ = false;
   Phase phase_ = Phase::kReading;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestReader> reader_;
   std::optional<http::response<http::string_body>> response_;
 };
 
 template <class Stream, class... StreamArgs>
-void serve(ConnectionHub& hub, std::string client, StreamArgs&&... stream_args) {
-  auto session = std::make_shared<Session<Stream>>(hub, std::move(client),
+void serve(ConnectionHub& hub, const asio::ip::address& peer, std::string client,
+           std::shared_ptr<asio::ssl::context> tls, StreamArgs&&... stream_args) {
+  auto session = std::make_shared<Session<Stream>>(hub, std::move(client), std::move(tls),
                                                    std::forward<StreamArgs>(stream_args)...);
-  switch (hub.enter(session)) {
+  switch (hub.enter(session, peer)) {
     case ConnectionHub::Admission::kServe:
       session->start(false);
       break;
@@ -318,29 +373,56 @@ void serve(ConnectionHub& hub, std::string client, StreamArgs&&... stream_args) 
 
 }  // namespace
 
-ConnectionHub::ConnectionHub(const ApiOptions& options, const Router& router,
+ConnectionHub::ConnectionHub(Listener listener, const ApiOptions& options, const Router& router,
                              asio::thread_pool& view_pool)
-    : options_(options), router_(router), view_pool_(view_pool) {
+    : listener_(listener),
+      max_connections_(listener == Listener::kApi ? options.max_connections
+                                                  : options.probe_max_connections),
+      max_per_client_(listener == Listener::kApi ? options.max_connections_per_client
+                                                 : options.probe_max_connections),
+      options_(options),
+      router_(router),
+      view_pool_(view_pool) {
   log_ = spdlog::get("http");
   if (!log_) log_ = spdlog::default_logger()->clone("http");
 }
 
-ConnectionHub::Admission ConnectionHub::enter(const std::shared_ptr<Connection>& connection) {
+bool ConnectionHub::beginViewCall() {
+  uint32_t pending = pending_view_.load(std::memory_order_relaxed);
+  do {
+    if (pending >= options_.max_pending_view_answers) return false;
+  } while (!pending_view_.compare_exchange_weak(pending, pending + 1, std::memory_order_relaxed));
+  return true;
+}
+
+void ConnectionHub::endViewCall() { pending_view_.fetch_sub(1, std::memory_order_relaxed); }
+
+ConnectionHub::Admission ConnectionHub::enter(const std::shared_ptr<Connection>& connection,
+                                              const asio::ip::address& peer) {
+  const bool api = listener_ == Listener::kApi;
+  std::string key = peer.to_string();
   std::lock_guard lock(mutex_);
   Admission admission = Admission::kServe;
-  if (admitted_ >= options_.max_connections) {
-    router_.metrics().connectionRejected();
-    if (refused_ >= options_.max_connections || options_.tls()) return Admission::kDrop;
+  const bool over_total = admitted_ >= max_connections_;
+  const auto client = per_client_.find(key);
+  const bool over_client = client != per_client_.end() && client->second >= max_per_client_;
+  if (over_total || over_client) {
+    if (api) {
+      router_.metrics().connectionRejected();
+      if (over_client && !over_total) router_.metrics().clientConnectionRejected();
+    }
+    if (refused_ >= max_connections_ || (api && options_.tls())) return Admission::kDrop;
     admission = Admission::kRefuse;
   }
   const bool admitted = admission == Admission::kServe;
-  connections_[connection.get()] = Entry{connection, admitted};
   if (admitted) {
     ++admitted_;
-    router_.metrics().connectionOpened();
+    ++per_client_[key];
+    if (api) router_.metrics().connectionOpened();
   } else {
     ++refused_;
   }
+  connections_[connection.get()] = Entry{connection, admitted, std::move(key)};
   return admission;
 }
 
@@ -350,7 +432,11 @@ void ConnectionHub::leave(const Connection* connection) {
   if (it == connections_.end()) return;  // dropped at entry
   if (it->second.admitted) {
     --admitted_;
-    router_.metrics().connectionClosed();
+    if (const auto client = per_client_.find(it->second.peer);
+        client != per_client_.end() && --client->second == 0) {
+      per_client_.erase(client);
+    }
+    if (listener_ == Listener::kApi) router_.metrics().connectionClosed();
   } else {
     --refused_;
   }
@@ -372,12 +458,16 @@ bool ConnectionHub::shutdownAll(bool force, std::chrono::milliseconds timeout) {
   return empty_.wait_for(lock, timeout, [this] { return connections_.empty(); });
 }
 
-void serveConnection(ConnectionHub& hub, tcp::socket socket, asio::ssl::context* tls) {
+void serveConnection(ConnectionHub& hub, tcp::socket socket,
+                     std::shared_ptr<asio::ssl::context> tls) {
   std::string client = endpointText(socket);
+  error_code ec;
+  const asio::ip::address peer = socket.remote_endpoint(ec).address();
   if (tls) {
-    serve<TlsStream>(hub, std::move(client), std::move(socket), *tls);
+    asio::ssl::context& context = *tls;
+    serve<TlsStream>(hub, peer, std::move(client), std::move(tls), std::move(socket), context);
   } else {
-    serve<PlainStream>(hub, std::move(client), std::move(socket));
+    serve<PlainStream>(hub, peer, std::move(client), nullptr, std::move(socket));
   }
 }
 

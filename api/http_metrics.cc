@@ -42,6 +42,31 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
                                .Help("HTTP connections refused at the max_connections cap")
                                .Register(registry)
                                .Add({});
+  rejected_client_connections_ =
+      &prometheus::BuildCounter()
+           .Name("fraud_http_rejected_client_connections_total")
+           .Help("HTTP connections refused at the max_connections_per_client cap")
+           .Register(registry)
+           .Add({});
+  auto& view_answers = prometheus::BuildCounter()
+                           .Name("fraud_http_view_unanswered_total")
+                           .Help(
+                               "Answers that read the service view and got 503 instead: the "
+                               "view overran view_timeout_ms (timeout) or its queue was full "
+                               "(busy)")
+                           .Register(registry);
+  view_timeouts_ = &view_answers.Add({{"reason", "timeout"}});
+  view_busy_ = &view_answers.Add({{"reason", "busy"}});
+  auto& reloads = prometheus::BuildCounter()
+                      .Name("fraud_http_reloads_total")
+                      .Help(
+                          "Reloads of a changed token or TLS file, by file and outcome (error: "
+                          "the old one is kept)")
+                      .Register(registry);
+  reloads_ = {&reloads.Add({{"file", "token"}, {"outcome", "ok"}}),
+              &reloads.Add({{"file", "token"}, {"outcome", "error"}}),
+              &reloads.Add({{"file", "tls"}, {"outcome", "ok"}}),
+              &reloads.Add({{"file", "tls"}, {"outcome", "error"}})};
 }
 
 void HttpMetrics::countRequest(std::string_view route, int status, double seconds) const {
@@ -54,5 +79,11 @@ void HttpMetrics::countRequest(std::string_view route, int status, double second
 void HttpMetrics::connectionOpened() const { open_connections_->Increment(); }
 void HttpMetrics::connectionClosed() const { open_connections_->Decrement(); }
 void HttpMetrics::connectionRejected() const { rejected_connections_->Increment(); }
+void HttpMetrics::clientConnectionRejected() const { rejected_client_connections_->Increment(); }
+void HttpMetrics::viewTimedOut() const { view_timeouts_->Increment(); }
+void HttpMetrics::viewBusy() const { view_busy_->Increment(); }
+void HttpMetrics::reloaded(std::string_view file, bool ok) const {
+  reloads_[(file == "tls" ? 2 : 0) + (ok ? 0 : 1)]->Increment();
+}
 
 }  // namespace fraud::api

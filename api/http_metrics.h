@@ -38,12 +38,23 @@ class HttpMetrics {
   void connectionOpened() const;
   void connectionClosed() const;
   void connectionRejected() const;
+  // A connection refused at max_connections_per_client (also counted by connectionRejected()).
+  void clientConnectionRejected() const;
+  // An answer that read the view and overran view_timeout_ms, or found the view queue full.
+  void viewTimedOut() const;
+  void viewBusy() const;
+  // A token or TLS file reload: `file` is "token" or "tls".
+  void reloaded(std::string_view file, bool ok) const;
 
  private:
   prometheus::Family<prometheus::Counter>* requests_;
   std::array<prometheus::Histogram*, kRoutes.size()> durations_{};
   prometheus::Gauge* open_connections_;
   prometheus::Counter* rejected_connections_;
+  prometheus::Counter* rejected_client_connections_;
+  prometheus::Counter* view_timeouts_;
+  prometheus::Counter* view_busy_;
+  std::array<prometheus::Counter*, 4> reloads_{};  // token ok, token error, tls ok, tls error
 };
 
 }  // namespace fraud::api

@@ -50,6 +50,17 @@ void checkRange(std::vector<std::string>& problems, const char* name, T value, T
 
 }  // namespace
 
+std::string apiTokenProblem(std::string_view token) {
+  if (token.empty() || token.size() > kMaxApiTokenBytes) {
+    return "must be 1.." + std::to_string(kMaxApiTokenBytes) + " bytes, got " +
+           std::to_string(token.size());
+  }
+  // Never echo the token: it is a secret.
+  if (!isB64Token(token))
+    return "must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =";
+  return {};
+}
+
 std::vector<std::string> ApiOptions::validate() const {
   std::vector<std::string> problems;
   if (!isIpLiteral(address)) {
@@ -63,25 +74,35 @@ std::vector<std::string> ApiOptions::validate() const {
     }
   }
   if (api_token.has_value()) {
-    if (api_token->empty() || api_token->size() > 4096) {
-      problems.push_back("api_token must be 1..4096 bytes, got " +
-                         std::to_string(api_token->size()));
-    } else if (!isB64Token(*api_token)) {
-      // Never echo the token: it is a secret.
-      problems.emplace_back(
-          "api_token must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =");
+    if (const std::string why = apiTokenProblem(*api_token); !why.empty()) {
+      problems.push_back("api_token " + why);
     }
+  }
+  if (!api_token_file.empty() && !api_token.has_value()) {
+    problems.emplace_back("api_token_file is set but api_token is not (load it first)");
   }
   if (tls_cert_file.empty() != tls_key_file.empty()) {
     problems.emplace_back("tls_cert_file and tls_key_file must be set together");
   }
+  checkRange<int64_t>(problems, "reload_interval_ms", reload_interval_ms, 100, 3'600'000);
+  checkRange<int64_t>(problems, "probe_port", probe_port, -1, 65535);
+  if (probe_port > 0 && probe_port == port) {
+    problems.push_back("probe_port must differ from port, both are " + std::to_string(port));
+  }
+  checkRange<uint32_t>(problems, "probe_max_connections", probe_max_connections, 1, 10'000);
   checkRange<size_t>(problems, "max_header_bytes", max_header_bytes, 1024, size_t{1024} * 1024);
   checkRange<size_t>(problems, "max_body_bytes", max_body_bytes, 1024, size_t{16} * 1024 * 1024);
   checkRange<int64_t>(problems, "read_timeout_ms", read_timeout_ms, 10, 3'600'000);
   checkRange<int64_t>(problems, "idle_timeout_ms", idle_timeout_ms, 10, 3'600'000);
   checkRange<uint32_t>(problems, "max_connections", max_connections, 1, 100'000);
+  // Against max_connections when that is valid, so one wrong value is one problem.
+  const bool total_valid = max_connections >= 1 && max_connections <= 100'000;
+  checkRange<uint32_t>(problems, "max_connections_per_client", max_connections_per_client, 1,
+                       total_valid ? max_connections : 100'000);
   checkRange<uint32_t>(problems, "threads", threads, 1, 64);
   checkRange<uint32_t>(problems, "view_threads", view_threads, 1, 64);
+  checkRange<int64_t>(problems, "view_timeout_ms", view_timeout_ms, 10, 60'000);
+  checkRange<uint32_t>(problems, "max_pending_view_answers", max_pending_view_answers, 1, 100'000);
   return problems;
 }
 

@@ -155,7 +155,8 @@ std::optional<std::string_view> HttpRequest::header(std::string_view name) const
 
 Router::Router(ApiOptions options, const ServiceView& view, prometheus::Registry& registry)
     : options_(std::move(options)), view_(view), registry_(registry), metrics_(registry) {
-  if (options_.api_token) token_digest_ = sha256(*options_.api_token);
+  if (options_.api_token)
+    token_digest_ = std::make_shared<const Digest>(sha256(*options_.api_token));
   // The service may register an "audit" logger with its own sink; else audit lines go to the
   // default logger's sinks under the name "audit".
   audit_ = spdlog::get("audit");
@@ -165,6 +166,12 @@ Router::Router(ApiOptions options, const ServiceView& view, prometheus::Registry
 }
 
 Router::~Router() = default;
+
+void Router::replaceToken(const std::string& token) {
+  auto digest = std::make_shared<const Digest>(sha256(token));
+  std::lock_guard lock(token_mutex_);
+  token_digest_ = std::move(digest);
+}
 
 std::string_view Router::routeOf(std::string_view target) {
   const std::string_view path = pathOf(target);
@@ -253,7 +260,12 @@ HttpResponse Router::route(const HttpRequest& request) const {
 }
 
 std::optional<HttpResponse> Router::checkToken(const HttpRequest& request) const {
-  if (!token_digest_) return std::nullopt;
+  std::shared_ptr<const Digest> expected;
+  {
+    std::lock_guard lock(token_mutex_);
+    expected = token_digest_;
+  }
+  if (!expected) return std::nullopt;
   const auto authorization = request.header("authorization");
   std::string_view error_code;
   if (!authorization) {
@@ -266,7 +278,7 @@ std::optional<HttpResponse> Router::checkToken(const HttpRequest& request) const
     if (bearer) {
       const auto presented = sha256(trim(value.substr(space)));
       // Constant time: comparing digests hides the token's length and content.
-      if (CRYPTO_memcmp(presented.data(), token_digest_->data(), presented.size()) == 0) {
+      if (CRYPTO_memcmp(presented.data(), expected->data(), presented.size()) == 0) {
         return std::nullopt;
       }
     }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +43,9 @@ struct HttpResponse {
   std::string_view route = kRouteUnmatched;  // the route template it answered (one of kRoutes)
 };
 
-// Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics:
-// handle() is thread-safe and never throws (a throwing view gives a 500).
+// Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics and the
+// token: handle() and replaceToken() are thread-safe; handle() never throws (a throwing view
+// gives a 500).
 //
 // Privacy (SPEC §5): the clear card is read from a lookup body only to compute its card_ref and
 // partition; no answer, log line or metric label carries it, nor any raw path.
@@ -61,6 +63,10 @@ class Router {
   // error counted under the route `target` matches (`target` may be empty).
   [[nodiscard]] HttpResponse reject(std::string_view target, int status, std::string_view code,
                                     std::string_view message) const;
+
+  // From now on /v1/* needs `token` (it must pass apiTokenProblem(); the server's token reload
+  // checks that). Requests being answered keep the token they were checked with.
+  void replaceToken(const std::string& token);
 
   [[nodiscard]] const HttpMetrics& metrics() const { return metrics_; }
   [[nodiscard]] const ApiOptions& options() const { return options_; }
@@ -86,7 +92,9 @@ class Router {
   const ServiceView& view_;
   prometheus::Registry& registry_;
   HttpMetrics metrics_;
-  std::optional<std::array<unsigned char, 32>> token_digest_;
+  using Digest = std::array<unsigned char, 32>;
+  mutable std::mutex token_mutex_;
+  std::shared_ptr<const Digest> token_digest_;  // under token_mutex_; null: /v1/* is open
   std::shared_ptr<spdlog::logger> audit_;
   std::shared_ptr<spdlog::logger> log_;
 };

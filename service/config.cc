@@ -96,6 +96,11 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (http_port < 0 || http_port > 65535) {
     add("--http-port must be 0..65535, got " + std::to_string(http_port));
   }
+  if (probe_port < -1 || probe_port > 65535) {
+    add("--probe-port must be -1..65535, got " + std::to_string(probe_port));
+  } else if (probe_port > 0 && probe_port == http_port) {
+    add("--probe-port must differ from --http-port, both are " + std::to_string(http_port));
+  }
   if (ready_max_lag < 0) add("--ready-max-lag must be >= 0");
   if (partitioner != "crc32" && partitioner != "murmur2") {
     add("--partitioner must be 'crc32' or 'murmur2', got '" + partitioner + "'");
@@ -219,6 +224,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
       "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line");
   opt("--http-address", c.http_address, "API listen address")->capture_default_str();
   opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
+  opt("--probe-port", c.probe_port,
+      "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
+      "caps (-1: off, 0: any free port)")
+      ->capture_default_str();
   opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
       ->capture_default_str();
   opt("--partitioner", c.partitioner,

@@ -97,6 +97,7 @@ int runService(ServiceConfig config) {
   api::ApiOptions api_options;
   api_options.address = config.http_address;
   api_options.port = config.http_port;
+  api_options.probe_port = config.probe_port;
   api_options.ready_max_lag = config.ready_max_lag;
   api_options.peer_url_template = config.peer_url_template;
   api_options.tls_cert_file = config.tls_cert_file.value_or("");
@@ -106,6 +107,8 @@ int runService(ServiceConfig config) {
     if (auto token = loadSecret(config.api_token_file, "--api-token-file", kApiTokenEnv,
                                 "API token", token_error)) {
       api_options.api_token = std::move(token->bytes);
+      // Re-read when it changes (a rotated Secret); FRAUD_API_TOKEN cannot change.
+      if (config.api_token_file) api_options.api_token_file = *config.api_token_file;
     } else {
       problems.push_back(token_error);
     }
@@ -152,7 +155,7 @@ int runService(ServiceConfig config) {
   const detectors::CardHasher hasher(key->bytes);
   StreamProcessor processor(config, kafka, hasher, *db, metrics);
   // The API comes up first: liveness and metrics answer while Kafka is still being reached.
-  const api::Router router(api_options, processor.view(), *registry);
+  api::Router router(api_options, processor.view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
     spdlog::critical("cannot serve the API on {}:{}: {}", config.http_address, config.http_port,
@@ -161,6 +164,10 @@ int runService(ServiceConfig config) {
   }
   spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",
                api_options.tls() ? "https" : "http", config.http_address, http.port());
+  if (http.probePort() != 0) {
+    spdlog::info("probes on http://{}:{} (/healthz /readyz /metrics)", config.http_address,
+                 http.probePort());
+  }
   if (auto start_error = processor.start()) {
     spdlog::critical("cannot start: {}", *start_error);
     return 1;

@@ -6,6 +6,13 @@
 // Input, readable so that the seed corpus is too: the first line is `METHOD TARGET` (a leading
 // `!` picks the router that requires a bearer token), header lines `Name: value` follow until an
 // empty line, the rest is the body.
+//
+// Connection mode: an input whose first line is `RAW <step>` is, after that line, the bytes a
+// client sends on one connection (any framing: chunked, extensions, trailers, pipelining). They
+// go through the server's own RequestReader (api/request_reader.h) `step` bytes at a time, as
+// reads would deliver them, and each request it completes is routed. Properties: a reader never
+// holds more than its byte cap while it needs more; it refuses only with 400, 411, 413 or 431;
+// no request with Transfer-Encoding, or a body over the limit, is ever completed.
 #include <prometheus/registry.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/request_reader.h"
 #include "api/router.h"
 #include "tests/support/fake_service_view.h"
 
@@ -71,11 +79,75 @@ std::string_view takeLine(std::string_view& input) {
   return line;
 }
 
+void checkAnswer(const HttpResponse& response) {
+  check(response.status >= 200 && response.status <= 599);
+  check(!response.content_type.empty());
+  bool known_route = false;
+  for (const auto route : fraud::api::kRoutes) known_route = known_route || route == response.route;
+  check(known_route);
+  if (response.content_type == "application/json") {
+    check(!nlohmann::json::parse(response.body, nullptr, false).is_discarded());
+  }
+}
+
+// Small limits, so that the fuzzer reaches every cap.
+fraud::api::ApiOptions connectionLimits() {
+  fraud::api::ApiOptions options;
+  options.max_header_bytes = 1024;
+  options.max_body_bytes = 1024;
+  return options;
+}
+
+void fuzzConnection(World& world, size_t step, std::string_view bytes) {
+  using fraud::api::detail::RequestReader;
+  static const fraud::api::ApiOptions options = connectionLimits();
+  const size_t cap = RequestReader::requestByteCap(options);
+  std::string buffer;  // what the connection has received and the reader not consumed
+  size_t next = 0;
+  for (int requests = 0; requests < 64; ++requests) {
+    RequestReader reader(options);
+    for (;;) {
+      if (!buffer.empty()) buffer.erase(0, reader.feed(buffer));
+      if (reader.progress() != RequestReader::Progress::kNeedMore) break;
+      check(buffer.size() < cap);
+      if (next >= bytes.size()) return;  // the client stopped sending
+      const std::string_view more = bytes.substr(next, step);
+      buffer.append(more);
+      next += more.size();
+    }
+    if (reader.progress() == RequestReader::Progress::kRefused) {
+      const int status = reader.refusal().status;
+      check(status == 400 || status == 411 || status == 413 || status == 431);
+      checkAnswer(world.open->reject(reader.target(), status, reader.refusal().code,
+                                     reader.refusal().message));
+      return;  // the server closes the connection
+    }
+    HttpRequest request = reader.take();
+    check(request.body.size() <= options.max_body_bytes);
+    check(!request.header("transfer-encoding").has_value());
+    request.client = "127.0.0.1:1";
+    checkAnswer(world.open->handle(request));
+    if (!reader.keepAlive()) return;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static World world;
   std::string_view input(reinterpret_cast<const char*>(data), size);
+
+  if (input.starts_with("RAW ")) {
+    std::string_view header = takeLine(input);
+    header.remove_prefix(4);
+    size_t step = 0;
+    for (const char c : header) {
+      if (c >= '0' && c <= '9' && step < 100'000) step = step * 10 + static_cast<size_t>(c - '0');
+    }
+    world.audit_text.str("");
+    fuzzConnection(world, step == 0 ? 1 : step, input);
+    return 0;
+  }
 
   std::string_view first = takeLine(input);
   const bool guarded = first.starts_with('!');
@@ -96,14 +168,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   world.audit_text.str("");
   const HttpResponse response = (guarded ? world.guarded : world.open)->handle(request);
 
-  check(response.status >= 200 && response.status <= 599);
-  check(!response.content_type.empty());
-  bool known_route = false;
-  for (const auto route : fraud::api::kRoutes) known_route = known_route || route == response.route;
-  check(known_route);
-  if (response.content_type == "application/json") {
-    check(!nlohmann::json::parse(response.body, nullptr, false).is_discarded());
-  }
+  checkAnswer(response);
   // Privacy: cards marked "Zq" never come back, nor reach the audit log.
   const auto body = nlohmann::json::parse(request.body, nullptr, false);
   if (body.is_object() && body.contains("card") && body["card"].is_string()) {

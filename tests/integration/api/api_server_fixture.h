@@ -26,6 +26,7 @@ class ApiServerTest : public ::testing::Test {
   ApiServerTest() {
     options_.address = "127.0.0.1";
     options_.port = 0;
+    options_.probe_port = 0;
     view_.setJoined(true);
     view_.setInstanceId("fraud-detector-0");
     view_.assignAllActive();

@@ -132,6 +132,8 @@ bool RawConnection::send(const std::string& data) {
   return true;
 }
 
+void RawConnection::shutdownSend() { ::shutdown(fd_, SHUT_WR); }
+
 std::string RawConnection::readUntilClosed(std::chrono::milliseconds timeout, bool& closed) {
   closed = false;
   std::string received;

@@ -61,6 +61,8 @@ class RawConnection {
   [[nodiscard]] bool connected() const { return fd_ >= 0; }
   // False when the peer no longer takes data.
   bool send(const std::string& data);
+  // Sends FIN: the server sees the end of the stream; answers can still be read.
+  void shutdownSend();
   // Reads until the server closes the connection or `timeout` passes; `closed` tells which.
   [[nodiscard]] std::string readUntilClosed(std::chrono::milliseconds timeout, bool& closed);
 

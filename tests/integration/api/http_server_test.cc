@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -154,18 +157,32 @@ TEST_F(ApiServerTest, OversizedBodyGets413BeforeItIsRead) {
       std::string::npos);
 }
 
-TEST_F(ApiServerTest, OversizedChunkedBodyGets413) {
-  options_.max_body_bytes = 1024;
+TEST_F(ApiServerTest, ChunkedBodyGets411AndClose) {
   startServer();
   RawConnection raw(port_);
-  std::string request =
-      "POST /v1/cards/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-      "Transfer-Encoding: chunked\r\n\r\n";
-  for (int i = 0; i < 4; ++i) request += "400\r\n" + std::string(1024, ' ') + "\r\n";
-  (void)raw.send(request);  // the server may stop reading part-way
+  // The header alone draws the answer: no chunk is ever read.
+  ASSERT_TRUE(
+      raw.send("POST /v1/cards/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n"));
   bool closed = false;
   const std::string text = raw.readUntilClosed(milliseconds(5000), closed);
-  EXPECT_TRUE(text.starts_with("HTTP/1.1 413")) << text;
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(text.starts_with("HTTP/1.1 411")) << text;
+  EXPECT_NE(text.find(R"("error":"length_required")"), std::string::npos) << text;
+  EXPECT_NE(
+      metricsText().find(R"(fraud_http_requests_total{route="/v1/cards/lookup",status="411"} 1)"),
+      std::string::npos);
+}
+
+TEST_F(ApiServerTest, HalfARequestThenEndOfStreamGets400) {
+  startServer();
+  RawConnection raw(port_);
+  ASSERT_TRUE(raw.send("GET /healthz HTTP/1.1\r\nHost"));
+  raw.shutdownSend();
+  bool closed = false;
+  const std::string text = raw.readUntilClosed(milliseconds(5000), closed);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(text.starts_with("HTTP/1.1 400")) << text;
 }
 
 TEST_F(ApiServerTest, SlowClientGets408AndIsClosedWithinTheReadTimeout) {
@@ -421,6 +438,217 @@ TEST_F(ApiServerTest, StartReportsAPortInUse) {
   const auto problem = second.start();
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("cannot bind"), std::string::npos) << *problem;
+  ApiOptions same_probe = options_;
+  same_probe.probe_port = server_->probePort();
+  HttpServer third(same_probe, *router_);
+  const auto probe_problem = third.start();
+  ASSERT_TRUE(probe_problem.has_value());
+  EXPECT_NE(probe_problem->find("probe port: cannot bind"), std::string::npos) << *probe_problem;
+}
+
+TEST_F(ApiServerTest, ProbeListenerServesOnlyTheProbes) {
+  options_.api_token = "tok";
+  startServer();
+  ASSERT_NE(server_->probePort(), 0);
+  ASSERT_NE(server_->probePort(), port_);
+  HttpClient probe(server_->probePort());
+  EXPECT_EQ(probe.get("/healthz")->status, 200);
+  EXPECT_EQ(probe.get("/readyz")->status, 200);
+  const auto metrics = probe.get("/metrics");
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("fraud_http_requests_total"), std::string::npos);
+  for (const char* other : {"/v1/partitions", "/openapi.json", "/v1/cards/lookup", "/x"}) {
+    const auto reply = probe.get(other, "tok");
+    ASSERT_TRUE(reply) << probe.error();
+    EXPECT_EQ(reply->status, 404) << other;
+  }
+  EXPECT_EQ(probe.send("POST", "/healthz")->status, 405);
+  // The API port still serves the probes too, for deployments that point at it.
+  HttpClient api(port_);
+  EXPECT_EQ(api.get("/healthz")->status, 200);
+  EXPECT_EQ(api.get("/v1/partitions", "tok")->status, 200);
+}
+
+TEST_F(ApiServerTest, ProbePortMinusOneMeansNoProbeListener) {
+  options_.probe_port = -1;
+  startServer();
+  EXPECT_EQ(server_->probePort(), 0);
+  HttpClient api(port_);
+  EXPECT_EQ(api.get("/healthz")->status, 200);
+}
+
+TEST_F(ApiServerTest, ProbesAnswerWhileTheApiPortIsFull) {
+  options_.max_connections = 2;
+  options_.max_connections_per_client = 2;
+  startServer();
+  std::vector<std::unique_ptr<HttpClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<HttpClient>(port_));
+    ASSERT_EQ(held.back()->get("/healthz")->status, 200);
+  }
+  HttpClient over(port_);
+  EXPECT_EQ(over.get("/healthz")->status, 503);
+  HttpClient probe(server_->probePort());
+  EXPECT_EQ(probe.get("/healthz")->status, 200);
+  EXPECT_EQ(probe.get("/readyz")->status, 200);
+  // The probe connection is not one of the API's.
+  EXPECT_NE(probe.get("/metrics")->body.find("fraud_http_open_connections 2\n"), std::string::npos);
+}
+
+TEST_F(ApiServerTest, OneAddressIsHeldToItsPerClientCap) {
+  options_.max_connections = 10;
+  options_.max_connections_per_client = 2;
+  startServer();
+  std::vector<std::unique_ptr<HttpClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<HttpClient>(port_));
+    ASSERT_EQ(held.back()->get("/healthz")->status, 200);
+  }
+  RawConnection third(port_);
+  ASSERT_TRUE(third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  bool closed = false;
+  const std::string text = third.readUntilClosed(milliseconds(5000), closed);
+  EXPECT_TRUE(closed);
+  EXPECT_TRUE(text.starts_with("HTTP/1.1 503")) << text;
+  const std::string metrics = registryText();
+  EXPECT_NE(metrics.find("fraud_http_rejected_client_connections_total 1\n"), std::string::npos);
+  EXPECT_NE(metrics.find("fraud_http_rejected_connections_total 1\n"), std::string::npos);
+  held.pop_back();
+  EXPECT_TRUE(waitFor(
+      [&] {
+        HttpClient client(port_);
+        const auto reply = client.get("/healthz");
+        return reply && reply->status == 200;
+      },
+      milliseconds(5000)));
+}
+
+// A view whose status() blocks while gated, as a view stuck behind a lock would.
+class GatedStatusView final : public ServiceView {
+ public:
+  explicit GatedStatusView(const ServiceView& inner) : inner_(inner) {}
+  void close() {
+    std::lock_guard lock(mutex_);
+    open_ = false;
+  }
+  void open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  ServiceStatus status() const override {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return open_; });
+    return inner_.status();
+  }
+  std::optional<int32_t> partitionOf(std::string_view card) const override {
+    return inner_.partitionOf(card);
+  }
+  detectors::CardRef cardRef(std::string_view card) const override { return inner_.cardRef(card); }
+  CardLookup lookup(int32_t partition, const detectors::CardRef& ref) const override {
+    return inner_.lookup(partition, ref);
+  }
+  CardLookup lookupHeld(const detectors::CardRef& ref) const override {
+    return inner_.lookupHeld(ref);
+  }
+  std::optional<std::string> ownerOf(int32_t partition) const override {
+    return inner_.ownerOf(partition);
+  }
+
+ private:
+  const ServiceView& inner_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  bool open_ = true;
+};
+
+TEST_F(ApiServerTest, AViewThatHangsGets503AtTheDeadlineNotAHungProbe) {
+  options_.view_timeout_ms = 200;
+  GatedStatusView gated(view_);
+  router_ = std::make_unique<Router>(options_, gated, registry_);
+  server_ = std::make_unique<HttpServer>(options_, *router_);
+  ASSERT_FALSE(server_->start().has_value());
+  gated.close();
+  for (const uint16_t port : {server_->port(), server_->probePort()}) {
+    HttpClient client(port);
+    const auto start = std::chrono::steady_clock::now();
+    const auto reply = client.get("/readyz");
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_TRUE(reply) << client.error();
+    EXPECT_EQ(reply->status, 503);
+    EXPECT_NE(reply->body.find(R"("error":"view_timeout")"), std::string::npos) << reply->body;
+    EXPECT_EQ(reply->header("retry-after"), "1");
+    EXPECT_GE(took, milliseconds(150));
+    EXPECT_LT(took, milliseconds(2000));  // the deadline, not the hang
+    // The connection stays usable and answers what needs no view.
+    EXPECT_EQ(client.get("/healthz")->status, 200);
+  }
+  EXPECT_NE(registryText().find(R"(fraud_http_view_unanswered_total{reason="timeout"} 2)"),
+            std::string::npos);
+  gated.open();  // the late answers are dropped; the view recovers
+  EXPECT_TRUE(waitFor(
+      [&] {
+        HttpClient client(server_->probePort());
+        const auto reply = client.get("/readyz");
+        return reply && reply->status == 200;
+      },
+      milliseconds(5000)));
+  server_.reset();
+}
+
+TEST_F(ApiServerTest, AFullViewQueueGets503BusyAtOnce) {
+  options_.view_threads = 1;
+  options_.max_pending_view_answers = 1;
+  options_.view_timeout_ms = 30'000;
+  startServer();
+  view_.holdLookups();
+  std::optional<testing::Reply> held_reply;
+  std::thread held([&] {
+    HttpClient client(port_);
+    held_reply = client.lookup(kCard);
+  });
+  ASSERT_TRUE(waitFor([&] { return view_.waitingLookups() == 1; }, milliseconds(5000)));
+  HttpClient client(port_);
+  const auto busy = client.get("/v1/partitions");
+  ASSERT_TRUE(busy) << client.error();
+  EXPECT_EQ(busy->status, 503);
+  EXPECT_NE(busy->body.find(R"("error":"busy")"), std::string::npos) << busy->body;
+  // The probe listener has its own view thread and queue.
+  HttpClient probe(server_->probePort());
+  EXPECT_EQ(probe.get("/readyz")->status, 200);
+  view_.releaseLookups();
+  held.join();
+  ASSERT_TRUE(held_reply.has_value());
+  EXPECT_EQ(held_reply->status, 404);
+  EXPECT_EQ(client.get("/v1/partitions")->status, 200);
+}
+
+TEST_F(ApiServerTest, ARotatedTokenFileIsPickedUpAndABadOneKeepsTheOld) {
+  testing::TempDir dir;
+  dir.write("token", "first-token\n");
+  options_.api_token = "first-token";
+  options_.api_token_file = dir.path() + "/token";
+  options_.reload_interval_ms = 100;
+  startServer();
+  HttpClient client(port_);
+  EXPECT_EQ(client.get("/v1/partitions", "first-token")->status, 200);
+  dir.write("token.new", "second-token\n");
+  ASSERT_EQ(std::rename((dir.path() + "/token.new").c_str(), options_.api_token_file.c_str()), 0);
+  EXPECT_TRUE(waitFor([&] { return client.get("/v1/partitions", "second-token")->status == 200; },
+                      milliseconds(5000)));
+  EXPECT_EQ(client.get("/v1/partitions", "first-token")->status, 401);
+  dir.write("token", "not a token\n");
+  EXPECT_TRUE(waitFor(
+      [&] {
+        return registryText().find(R"(fraud_http_reloads_total{file="token",outcome="error"} 1)") !=
+               std::string::npos;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(client.get("/v1/partitions", "second-token")->status, 200);
+  EXPECT_NE(registryText().find(R"(fraud_http_reloads_total{file="token",outcome="ok"} 1)"),
+            std::string::npos);
 }
 
 // curl as a second, independent client; the access and audit logs captured to check that the

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   fraud::api::ApiOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
+  options.probe_port = -1;  // schemathesis tests the API port
   options.api_token = token;
 
   FakeServiceView peer_view("schemathesis-key", kPartitions);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -32,10 +33,19 @@ class TlsTest : public ApiServerTest {
         dir_.path() + "/" + name + ".key -out " + dir_.path() + "/" + name + ".crt");
   }
 
-  // curl, verifying the server against the test's certificate; body then "\n" and status.
-  testing::CommandResult curl(const std::string& args) const {
-    return runCommand("curl -sS --max-time 10 --cacert " + options_.tls_cert_file +
-                      " -w '\\n%{http_code}' " + args);
+  // curl, verifying the server against the test's certificate (or `ca`); body then "\n" and
+  // status.
+  testing::CommandResult curl(const std::string& args, const std::string& ca = "") const {
+    return runCommand("curl -sS --max-time 10 --cacert " +
+                      (ca.empty() ? options_.tls_cert_file : ca) + " -w '\\n%{http_code}' " + args);
+  }
+
+  std::string metricValue(const std::string& series) const {
+    const std::string text = registryText();
+    const size_t at = text.find(series + " ");
+    if (at == std::string::npos) return "";
+    const size_t begin = at + series.size() + 1;
+    return text.substr(begin, text.find('\n', begin) - begin);
   }
 
   std::string url(const std::string& path) const {
@@ -78,6 +88,69 @@ TEST_F(TlsTest, RefusesTls11) {
   startServer();
   const auto old = curl("--tlsv1.1 --tls-max 1.1 " + url("/healthz"));
   EXPECT_NE(old.exit_code, 0) << old.output;
+}
+
+TEST_F(TlsTest, Tls12OffersOnlyEcdheWithAeadCiphers) {
+  startServer();
+  const std::string tls12 = "--tlsv1.2 --tls-max 1.2 ";
+  EXPECT_EQ(curl(tls12 + "--ciphers ECDHE-ECDSA-AES128-GCM-SHA256 " + url("/healthz")).exit_code,
+            0);
+  EXPECT_EQ(curl(tls12 + "--ciphers ECDHE-ECDSA-CHACHA20-POLY1305 " + url("/healthz")).exit_code,
+            0);
+  // CBC with ECDHE, and AEAD without forward secrecy: both refused.
+  for (const char* weak :
+       {"ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "AES128-GCM-SHA256"}) {
+    const auto refused = curl(tls12 + "--ciphers " + weak + " " + url("/healthz"));
+    EXPECT_NE(refused.exit_code, 0) << weak << ": " << refused.output;
+  }
+}
+
+TEST_F(TlsTest, ClientRenegotiationIsRefused) {
+  startServer();
+  // s_client's "R" asks for a renegotiation; the server must refuse it (a no_renegotiation
+  // alert), where OpenSSL's default would have done a second handshake.
+  const auto renegotiate = runCommand(
+      "(printf 'R\\n'; sleep 2) | timeout 10 openssl s_client -tls1_2 -connect 127.0.0.1:" +
+      std::to_string(port_) + " -CAfile " + options_.tls_cert_file + " 2>&1");
+  EXPECT_NE(renegotiate.output.find("RENEGOTIATING"), std::string::npos) << renegotiate.output;
+  EXPECT_NE(renegotiate.output.find("no renegotiation"), std::string::npos) << renegotiate.output;
+  EXPECT_EQ(curl(url("/healthz")).exit_code, 0);
+}
+
+TEST_F(TlsTest, ProbeListenerIsPlainHttpBesideTheTlsPort) {
+  startServer();
+  const auto probe =
+      runCommand("curl -sS --max-time 10 http://127.0.0.1:" + std::to_string(server_->probePort()) +
+                 "/healthz");
+  EXPECT_EQ(probe.exit_code, 0) << probe.output;
+  EXPECT_EQ(probe.output, "{\"status\":\"ok\"}");
+}
+
+TEST_F(TlsTest, ARotatedCertificateServesNewConnectionsAndABadOneKeepsTheOld) {
+  options_.reload_interval_ms = 100;
+  startServer();
+  ASSERT_EQ(curl(url("/healthz")).exit_code, 0);
+  // A new pair, moved into place as a deployment tool would: key first, then certificate.
+  ASSERT_EQ(makeCertificate("next").exit_code, 0);
+  const std::string next_ca = dir_.path() + "/next.ca.crt";
+  ASSERT_EQ(runCommand("cp " + dir_.path() + "/next.crt " + next_ca).exit_code, 0);
+  ASSERT_EQ(std::rename((dir_.path() + "/next.key").c_str(), options_.tls_key_file.c_str()), 0);
+  ASSERT_EQ(std::rename((dir_.path() + "/next.crt").c_str(), options_.tls_cert_file.c_str()), 0);
+  EXPECT_TRUE(testing::waitFor([&] { return curl(url("/healthz"), next_ca).exit_code == 0; },
+                               milliseconds(10'000)));
+  EXPECT_NE(metricValue(R"(fraud_http_reloads_total{file="tls",outcome="ok"})"), "0");
+  // A certificate file that is not one: logged, counted, and the current pair stays in use.
+  const std::string errors_before =
+      metricValue(R"(fraud_http_reloads_total{file="tls",outcome="error"})");
+  dir_.write("server.crt", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
+  EXPECT_TRUE(testing::waitFor(
+      [&] {
+        return metricValue(R"(fraud_http_reloads_total{file="tls",outcome="error"})") !=
+               errors_before;
+      },
+      milliseconds(10'000)));
+  const auto still = curl(url("/healthz"), next_ca);
+  EXPECT_EQ(still.exit_code, 0) << still.output;
 }
 
 TEST_F(TlsTest, HandshakeThatNeverStartsIsClosedAfterTheReadTimeout) {

@@ -99,6 +99,9 @@ class LiveServiceTest : public ::testing::Test {
     if (std::find(extra.begin(), extra.end(), "--http-port") == extra.end()) {
       args.insert(args.end(), {"--http-port", "0"});
     }
+    if (std::find(extra.begin(), extra.end(), "--probe-port") == extra.end()) {
+      args.insert(args.end(), {"--probe-port", "0"});  // instances side by side
+    }
     const auto log = (work_ / (instance + "-" + std::to_string(instances_.size()))).string();
     instances_.push_back(std::make_unique<ChildProcess>(
         FRAUD_DETECTOR_BIN, args, std::map<std::string, std::string>{{"FRAUD_CARD_HASH_KEY", kKey}},

@@ -135,6 +135,7 @@ TEST_F(OpenApiTest, EveryAnswerOfTheRouterIsDocumentedAndEveryDocumentedAnswerHa
   expectDocumented(authed(post("{")));                                               // 400
   expectDocumented(authed(HttpRequest{"POST", "/v1/cards/lookup", {}, card, "c"}));  // 415
   check("POST", router().reject("/v1/cards/lookup", 413, "body_too_large", "x"));
+  check("POST", router().reject("/v1/cards/lookup", 411, "length_required", "x"));
   view_.putCard(kCard, sampleState());
   expectDocumented(authed(post(card)));        // 200
   expectDocumented(get_("/v1/cards/" + ref));  // 200

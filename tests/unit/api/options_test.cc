@@ -40,6 +40,74 @@ TEST(ApiOptions, ReportsEveryProblemAtOnce) {
   }
 }
 
+TEST(ApiOptions, ProbePortIsOnByDefaultCanBeOffOrEphemeralButNotTheApiPort) {
+  ApiOptions options;
+  EXPECT_EQ(options.probe_port, 8081);
+  for (const int32_t port : {-1, 0, 1, 65535}) {
+    options.probe_port = port;
+    EXPECT_EQ(options.validate(), std::vector<std::string>{}) << port;
+  }
+  for (const int32_t port : {-2, 65536}) {
+    options.probe_port = port;
+    EXPECT_TRUE(mentions(options.validate(), "probe_port must be in -1..65535")) << port;
+  }
+  options.probe_port = options.port;
+  EXPECT_TRUE(mentions(options.validate(), "probe_port must differ from port"));
+  options.port = 0;
+  options.probe_port = 0;  // two ephemeral ports are two ports
+  EXPECT_EQ(options.validate(), std::vector<std::string>{});
+  options.probe_max_connections = 0;
+  EXPECT_TRUE(mentions(options.validate(), "probe_max_connections must be in 1..10000"));
+}
+
+TEST(ApiOptions, PerClientCapIsAtMostTheGlobalCap) {
+  ApiOptions options;
+  options.max_connections = 100;
+  options.max_connections_per_client = 100;
+  EXPECT_EQ(options.validate(), std::vector<std::string>{});
+  options.max_connections_per_client = 101;
+  EXPECT_TRUE(
+      mentions(options.validate(), "max_connections_per_client must be in 1..100, got 101"));
+  options.max_connections_per_client = 0;
+  EXPECT_TRUE(mentions(options.validate(), "max_connections_per_client"));
+}
+
+TEST(ApiOptions, ViewDeadlineQueueAndReloadIntervalHaveBounds) {
+  ApiOptions options;
+  options.view_timeout_ms = 9;
+  options.max_pending_view_answers = 0;
+  options.reload_interval_ms = 99;
+  auto problems = options.validate();
+  EXPECT_EQ(problems.size(), 3u);
+  EXPECT_TRUE(mentions(problems, "view_timeout_ms must be in 10..60000, got 9"));
+  EXPECT_TRUE(mentions(problems, "max_pending_view_answers must be in 1..100000, got 0"));
+  EXPECT_TRUE(mentions(problems, "reload_interval_ms must be in 100..3600000, got 99"));
+  options.view_timeout_ms = 60'000;
+  options.max_pending_view_answers = 100'000;
+  options.reload_interval_ms = 3'600'000;
+  EXPECT_EQ(options.validate(), std::vector<std::string>{});
+  options.view_timeout_ms = 60'001;
+  EXPECT_TRUE(mentions(options.validate(), "view_timeout_ms"));
+}
+
+TEST(ApiOptions, TokenFileNeedsItsTokenLoaded) {
+  ApiOptions options;
+  options.api_token_file = "/run/secrets/token";
+  EXPECT_TRUE(mentions(options.validate(), "api_token_file is set but api_token is not"));
+  options.api_token = "abc";
+  EXPECT_EQ(options.validate(), std::vector<std::string>{});
+}
+
+TEST(ApiTokenProblem, SaysWhyWithoutQuotingTheToken) {
+  EXPECT_EQ(apiTokenProblem("abc-DEF_0.9~+/=="), "");
+  EXPECT_NE(apiTokenProblem(""), "");
+  EXPECT_NE(apiTokenProblem(std::string(4097, 'a')), "");
+  EXPECT_EQ(apiTokenProblem(std::string(4096, 'a')), "");
+  const std::string why = apiTokenProblem("secret value");
+  EXPECT_NE(why, "");
+  EXPECT_EQ(why.find("secret"), std::string::npos);
+}
+
 TEST(ApiOptions, AcceptsIpv6AndEphemeralPort) {
   ApiOptions options;
   options.address = "::1";

@@ -334,6 +334,15 @@ TEST_F(RouterTest, WithATokenV1NeedsItAndProbesStayOpen) {
   }
 }
 
+TEST_F(RouterTest, ReplacedTokenTakesOverAndTheOldOneStopsWorking) {
+  options_.api_token = "old-token";
+  EXPECT_EQ(get("/v1/partitions", "old-token").status, 200);
+  router().replaceToken("new-token");
+  EXPECT_EQ(get("/v1/partitions", "old-token").status, 401);
+  EXPECT_EQ(get("/v1/partitions", "new-token").status, 200);
+  EXPECT_EQ(get("/healthz").status, 200);
+}
+
 TEST_F(RouterTest, TokenSchemeIsCaseInsensitiveAndOtherSchemesFail) {
   options_.api_token = "tok";
   HttpRequest request{"GET", "/v1/partitions", {{"authorization", "bearer   tok "}}, "", "c"};

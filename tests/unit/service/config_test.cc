@@ -54,6 +54,20 @@ TEST(ServiceConfig, FlagWinsOverEnvironmentVariable) {
   EXPECT_EQ(config.detector.grace_ms, 55);
 }
 
+TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 8081);
+  ::setenv("FRAUD_PROBE_PORT", "0", 1);
+  const auto from_env = parse({"--brokers", "b:1"});
+  ::unsetenv("FRAUD_PROBE_PORT");
+  EXPECT_EQ(from_env.probe_port, 0);
+  EXPECT_TRUE(from_env.validate().empty());
+  EXPECT_TRUE(parse({"--brokers", "b:1", "--probe-port", "-1"}).validate().empty());
+  EXPECT_THAT(parse({"--brokers", "b:1", "--probe-port", "-2"}).validate(),
+              ::testing::Contains(HasSubstr("--probe-port must be -1..65535")));
+  EXPECT_THAT(parse({"--brokers", "b:1", "--http-port", "9000", "--probe-port", "9000"}).validate(),
+              ::testing::Contains(HasSubstr("--probe-port must differ from --http-port")));
+}
+
 TEST(ServiceConfig, KafkaPropertiesComeFromFileThenFlags) {
   const std::string path = ::testing::TempDir() + "/kafka.properties";
   {
