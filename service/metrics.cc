@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -90,11 +91,11 @@ std::optional<ProcessStats> parseProcStat(std::string_view pid_stat, std::string
                                           double ticks_per_second, double page_size) {
   // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses, so fields are counted
   // from the last ')'. After it come fields 3 (state) onwards of proc(5).
-  const size_t close = pid_stat.rfind(')');
-  if (close == std::string_view::npos || ticks_per_second <= 0 || page_size <= 0) {
+  const size_t close_paren = pid_stat.rfind(')');
+  if (close_paren == std::string_view::npos || ticks_per_second <= 0 || page_size <= 0) {
     return std::nullopt;
   }
-  size_t pos = close + 1;
+  size_t pos = close_paren + 1;
   std::array<double, 25> field{};  // field[i]: proc(5) field i, for those read
   for (int i = 3; i <= 24; ++i) {
     const bool wanted = i == 14 || i == 15 || i == 22 || i == 23 || i == 24;

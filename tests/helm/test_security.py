@@ -152,6 +152,12 @@ def test_extra_ingress_rules_are_appended():
     assert admitted(np, 8080, {}, "ingress-nginx")
 
 
+def test_notes_say_who_the_network_policy_admits():
+    text = notes({"networkPolicy": {"api": {"clientNamespaces": ["risk"]}, "probe": {"nodeCidrs": ["10.0.0.0/20"]}}})
+    assert "to the API port (8080) only from pods labelled fraud-detector/client=true in namespace(s) risk" in text
+    assert "to the probe port (8081) only from namespace(s) monitoring, the node CIDRs 10.0.0.0/20" in text
+
+
 def test_network_policy_can_be_turned_off_with_a_warning():
     assert render({"networkPolicy": {"enabled": False}}).all("NetworkPolicy") == []
     assert "networkPolicy.enabled is false" in notes({"networkPolicy": {"enabled": False}})

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +77,7 @@ TEST(ProcessMetrics, ReadsThisProcess) {
   auto block = std::make_unique<char[]>(kBytes);
   for (size_t i = 0; i < kBytes; i += 4096) block[i] = static_cast<char>(i);
   volatile double sink = 0;
-  while (processCpuSeconds() < before->cpu_seconds + 0.3) sink = sink + 1;
+  while (processCpuSeconds() < before->cpu_seconds + 0.3) sink = sink + block[4096];
   const double cpu_now = processCpuSeconds();
 
   const auto after = readProcessStats();
@@ -95,7 +97,6 @@ TEST(ProcessMetrics, ReadsThisProcess) {
   EXPECT_LE(after->start_time_seconds, started + 2.0);
   ::close(fds[0]);
   ::close(fds[1]);
-  EXPECT_GT(block[4096], -129);  // keeps the block alive until here
 }
 
 TEST(ProcessMetrics, FamiliesAreNamedAndTypedAsPrometheusClientsDo) {
