@@ -492,6 +492,9 @@ def test_grafana_dashboard_covers_the_service_and_uses_known_metrics():
             "fraud_partition_offset_lag", "fraud_partition_event_time_lag_seconds", "fraud_state_bytes",
             "fraud_restore_progress_ratio"} <= used
     assert any(p["type"] == "heatmap" for p in dashboard["panels"])
+    # The process_* families every exporter has: CPU, memory, descriptors.
+    assert {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+            "process_max_fds"} <= {n for e in exprs for n in re.findall(r"\b(process_[a-z_]+)", e)}
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
 
