@@ -170,6 +170,15 @@ def test_schema_rejects_a_misspelt_network_policy_key():
     assert "clientLabels" in render_error({"networkPolicy": {"api": {"clientLabels": {"fraud-detector/client": None}}}})
 
 
+def test_schema_rejects_bad_probe_and_security_values():
+    assert "scheme" in render_error({"probe": {"port": 8081, "scheme": "h2c"}})
+    assert "additional properties 'requred'" in render_error({"api": {"auth": {"requred": False}}})
+    assert "additional properties 'issuer'" in render_error({"certManager": {"issuer": "x"}})
+    assert "nodeCidrs" in render_error({"networkPolicy": {"probe": {"nodeCidrs": ["10.0.0.0"]}}})
+    assert "clientNamespaces" in render_error({"networkPolicy": {"api": {"clientNamespaces": ["Not_A_Namespace"]}}})
+    assert "allowInputTopic" in render_error({"loadgen": {"allowInputTopic": "yes"}})
+
+
 # --- the API token ------------------------------------------------------------------------------
 
 def test_token_is_required_by_default():
