@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -60,7 +61,9 @@ TEST(CoreDumps, DisablingMakesTheProcessNonDumpableWithNoCoreSize) {
 
   const int untouched = childReport(false);
   EXPECT_EQ(untouched & 1, 1) << "a plain child is dumpable";
-  if (limit_above_zero) EXPECT_EQ(untouched & 2, 2);
+  if (limit_above_zero) {
+    EXPECT_EQ(untouched & 2, 2);
+  }
   EXPECT_EQ(childReport(true), 0) << "dumpable and/or a core-size limit after disableCoreDumps()";
   ::setrlimit(RLIMIT_CORE, &saved);
 }
@@ -85,9 +88,10 @@ TEST(CoreDumps, AllowedOnlyOnPurposeByFlagOrEnvironment) {
 
 // --- the binary, from outside ------------------------------------------------------------------
 
-// The kernel hands /proc/PID of a non-dumpable process to root (proc(5), PR_SET_DUMPABLE), so
-// the owner tells whether the process is dumpable, provided the process does not run as root:
-// as root, the test starts the binary as this unprivileged uid.
+// The kernel hands the files of /proc/PID of a non-dumpable process to root (proc(5),
+// PR_SET_DUMPABLE), so the owner of /proc/PID/status tells whether the process is dumpable,
+// provided the process does not run as root: as root, the test starts the binary as this
+// unprivileged uid.
 constexpr uid_t kUnprivileged = 65534;
 
 class TempDir {
@@ -197,7 +201,10 @@ class Started {
 
 uid_t procOwner(pid_t pid) {
   struct stat info {};
-  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &info) != 0) return static_cast<uid_t>(-1);
+  // The file, not the directory: /proc/PID itself always shows the effective uid.
+  if (::stat(("/proc/" + std::to_string(pid) + "/status").c_str(), &info) != 0) {
+    return static_cast<uid_t>(-1);
+  }
   return info.st_uid;
 }
 
@@ -245,9 +252,11 @@ void checkReplay(const std::vector<std::string>& extra_args,
   const uid_t owner = procOwner(process.pid());
   const std::string limit = coreLimit(process.pid());
   if (expect_dumpable) {
-    EXPECT_EQ(owner, Started::runnerUid()) << "/proc/PID of a dumpable process is its user's";
+    EXPECT_EQ(owner, Started::runnerUid())
+        << "/proc/PID/status of a dumpable process is its user's";
   } else {
-    EXPECT_EQ(owner, 0u) << "/proc/PID belongs to root only when the process is not dumpable";
+    EXPECT_EQ(owner, 0u)
+        << "/proc/PID/status belongs to root only when the process is not dumpable";
     EXPECT_EQ(limit, "0 0");
   }
   ::close(writer);  // end of input: replay finishes
