@@ -5,8 +5,12 @@
 namespace fraud::loadgen {
 namespace {
 
-constexpr uint64_t kPanBodyModulus = 100'000'000'000'000;  // 10^14: 14 free digits
-// Coprime with 10^14, so card -> card * k + offset (mod 10^14) is a bijection; below 2^32 so the
+// Test-only card numbers (loadgen/README.md, "Card numbers"): "00", 13 digits, then a check
+// digit that deliberately fails Luhn. MII 0 (ISO/IEC 7812-1) is no card network's range.
+constexpr char kPanPrefix[] = "00";
+constexpr int kPanPrefixLength = 2;
+constexpr uint64_t kPanBodyModulus = 10'000'000'000'000;  // 10^13: 13 free digits
+// Coprime with 10^13, so card -> card * k + offset (mod 10^13) is a bijection; below 2^32 so the
 // product of a 32-bit card index cannot overflow.
 constexpr uint64_t kPanMultiplier = 2'654'435'761;
 
@@ -40,12 +44,13 @@ uint32_t CardPopulation::pickQuiet(Xoshiro256& random) const {
 
 void CardPopulation::writePan(uint32_t card, char* out) const {
   uint64_t body = (card * kPanMultiplier + pan_offset_) % kPanBodyModulus;
-  out[0] = (mix64(seed_ ^ card) & 1u) != 0 ? '4' : '5';
-  for (int i = 14; i >= 1; --i) {
+  for (int i = 0; i < kPanPrefixLength; ++i) out[i] = kPanPrefix[i];
+  for (int i = 14; i >= kPanPrefixLength; --i) {
     out[i] = static_cast<char>('0' + body % 10);
     body /= 10;
   }
-  // Luhn: from the right, the check digit at position 15 is not doubled; position 14 is.
+  // Luhn: from the right, the check digit at position 15 is not doubled; position 14 is. The
+  // digit written is the valid one plus 5 (mod 10), so the number never passes the check.
   unsigned sum = 0;
   for (int i = 14, doubled = 1; i >= 0; --i, doubled ^= 1) {
     unsigned d = static_cast<unsigned>(out[i] - '0');
@@ -55,7 +60,8 @@ void CardPopulation::writePan(uint32_t card, char* out) const {
     }
     sum += d;
   }
-  out[15] = static_cast<char>('0' + (10 - sum % 10) % 10);
+  const unsigned valid = (10 - sum % 10) % 10;
+  out[15] = static_cast<char>('0' + (valid + 5) % 10);
 }
 
 std::string CardPopulation::pan(uint32_t card) const {

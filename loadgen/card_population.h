@@ -26,7 +26,9 @@ class CardPopulation {
   // A card of the least active tier, where a card never comes near the per-card event cap.
   [[nodiscard]] uint32_t pickQuiet(Xoshiro256& random) const;
 
-  // A 16-digit, Luhn-valid, PAN-like number; distinct cards get distinct numbers.
+  // A 16-digit test-only number that no card network issues or accepts: prefix "00" (ISO/IEC
+  // 7812 major industry identifier 0, no payment brand) and a check digit that fails Luhn
+  // (loadgen/README.md, "Card numbers"). Distinct cards get distinct numbers.
   static constexpr size_t kPanLength = 16;
   void writePan(uint32_t card, char* out) const;
   [[nodiscard]] std::string pan(uint32_t card) const;

@@ -1,6 +1,7 @@
 #include "loadgen/record_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,9 +31,19 @@ BufferedFile::BufferedFile(BufferedFile&& other) noexcept
 
 bool BufferedFile::open(const std::string& path, std::string& error) {
   path_ = path;
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Owner-only: the records hold card numbers (test-only ones, but a file that looks like card
+  // data should not be readable by everyone). The mode of open(2) applies only to a new file, so
+  // an existing one is narrowed too before anything is written to it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     error = describeErrno("cannot create", path);
+    return false;
+  }
+  struct stat info {};
+  if (::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode) && (info.st_mode & 07777) != 0600 &&
+      ::fchmod(fd_, 0600) != 0) {
+    error = describeErrno("cannot restrict the permissions of", path);
+    ::close(std::exchange(fd_, -1));
     return false;
   }
   buffer_.reserve(kFlushBytes + 4096);
@@ -79,10 +90,19 @@ bool RecordFiles::open(const std::string& directory, const std::string& single_f
                        int32_t partitions, std::string& error) {
   if (!directory.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(directory, ec);
+    const bool created = std::filesystem::create_directories(directory, ec);
     if (ec) {
       error = "cannot create directory " + directory + ": " + ec.message();
       return false;
+    }
+    // A directory made here is owner-only; an existing one is left as it is.
+    if (created) {
+      std::filesystem::permissions(directory, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+      if (ec) {
+        error = "cannot restrict the permissions of " + directory + ": " + ec.message();
+        return false;
+      }
     }
     per_partition_.resize(static_cast<size_t>(partitions));
     for (int32_t p = 0; p < partitions; ++p) {

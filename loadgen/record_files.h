@@ -18,7 +18,7 @@ class BufferedFile {
   BufferedFile(BufferedFile&& other) noexcept;
   BufferedFile& operator=(BufferedFile&&) = delete;
 
-  // Creates or truncates `path`.
+  // Creates or truncates `path`, mode 0600 (an existing file is narrowed to 0600 too).
   [[nodiscard]] bool open(const std::string& path, std::string& error);
   // Appends one line (the newline is added). False on a write error, with `error` set.
   [[nodiscard]] bool appendLine(std::string_view line, std::string& error);
@@ -36,7 +36,8 @@ class BufferedFile {
 // records in the order they were produced.
 class RecordFiles {
  public:
-  // `directory` is created if missing. Either may be empty (not written).
+  // `directory` is created (mode 0700) if missing. Either may be empty (not written). Every file
+  // is mode 0600.
   [[nodiscard]] bool open(const std::string& directory, const std::string& single_file,
                           int32_t partitions, std::string& error);
   [[nodiscard]] bool append(int32_t partition, std::string_view record, std::string& error);

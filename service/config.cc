@@ -242,6 +242,9 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
   opt("--log-format", c.log_format, "text or json")->capture_default_str();
   opt("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
+  flag("--allow-core-dumps", c.allow_core_dumps,
+       "Allow core dumps, for debugging (default: none, and the process is not dumpable: a "
+       "core would hold the card-hash key, the API token and card numbers)");
 }
 
 }  // namespace fraud::service

@@ -56,6 +56,9 @@ struct ServiceConfig {
   std::string log_format = "text";  // text | json
   std::string log_level = "info";
 
+  // false: no core files and a non-dumpable process (service/core_dumps.h); true for debugging.
+  bool allow_core_dumps = false;
+
   // Every problem with the values, one message each. Files are not read here.
   [[nodiscard]] std::vector<std::string> validate() const;
   // Fills defaults that depend on other values (changelog topic, instance id).

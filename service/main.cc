@@ -8,6 +8,7 @@
 
 #include "detectors/card_ref.h"
 #include "service/card_hash_key.h"
+#include "service/core_dumps.h"
 #include "service/replay.h"
 #include "service/run.h"
 #include "service/version.h"
@@ -54,6 +55,16 @@ int replayMain(const fraud::service::ReplayOptions& options,
   return 0;
 }
 
+// Applied before any secret is read and before any thread starts.
+bool applyCoreDumpPolicy(const char* command, bool allow_core_dumps) {
+  if (allow_core_dumps) return true;
+  if (const auto error = fraud::service::disableCoreDumps()) {
+    std::fprintf(stderr, "%s: cannot disable core dumps: %s\n", command, error->c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +88,12 @@ int main(int argc, char** argv) {
                          "File holding the card-hash key (less one trailing newline); wins "
                          "over FRAUD_CARD_HASH_KEY");
   addDetectorFlags(*replay_cmd, replay.detector);
+  bool replay_allow_core_dumps = false;
+  replay_cmd
+      ->add_flag("--allow-core-dumps", replay_allow_core_dumps,
+                 "Allow core dumps, for debugging (default: none, and the process is not "
+                 "dumpable: a core would hold the card-hash key and card numbers)")
+      ->envname("FRAUD_ALLOW_CORE_DUMPS");
   replay_cmd->add_flag("--progress", replay.progress,
                        "Print progress to stderr every second (default: when stderr is a "
                        "terminal)");
@@ -97,6 +114,7 @@ int main(int argc, char** argv) {
   }
 
   if (*run_cmd) {
+    if (!applyCoreDumpPolicy("run", run.allow_core_dumps)) return 1;
     // Blocked before any thread starts, so that only the service's signal thread sees them.
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
@@ -106,6 +124,7 @@ int main(int argc, char** argv) {
     return fraud::service::runService(run);
   }
   if (*replay_cmd) {
+    if (!applyCoreDumpPolicy("replay", replay_allow_core_dumps)) return 1;
     if (replay_cmd->count("--progress") == 0) replay.progress = ::isatty(STDERR_FILENO) != 0;
     return replayMain(replay, replay_key_file);
   }

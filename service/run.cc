@@ -150,7 +150,7 @@ int runService(ServiceConfig config) {
     spdlog::critical("{}", error);
     return 1;
   }
-  auto registry = std::make_shared<prometheus::Registry>();
+  auto registry = std::make_shared<ServiceRegistry>();  // scrapes add process_*
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);
   StreamProcessor processor(config, kafka, hasher, *db, metrics);

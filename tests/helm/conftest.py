@@ -16,7 +16,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHART = os.path.join(REPO, "helm", "fraud-detector")
 HELM = os.environ.get("HELM", "helm")
 KUBE_VERSION = os.environ.get("KUBE_VERSION", "1.30.0")
-CRD_APIS = ("monitoring.coreos.com/v1", "keda.sh/v1alpha1")
+CRD_APIS = ("monitoring.coreos.com/v1", "keda.sh/v1alpha1", "cert-manager.io/v1")
 
 
 class RenderError(Exception):

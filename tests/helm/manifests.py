@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 import yaml
 
 # API groups whose objects are custom resources: no Kubernetes schema covers them.
-CUSTOM_GROUPS = ("monitoring.coreos.com/", "keda.sh/")
+CUSTOM_GROUPS = ("monitoring.coreos.com/", "keda.sh/", "cert-manager.io/")
 
 
 def load(path):

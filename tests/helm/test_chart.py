@@ -39,6 +39,10 @@ ALL_SECRETS = {
 }
 
 
+# A load-generator Job in a release whose input topic is a test topic.
+LOADGEN = {"enabled": True, "allowInputTopic": True}
+
+
 def documented_env_vars():
     """FRAUD_* variables of the env column of docs/configuration.md."""
     with open(os.path.join(REPO, "docs", "configuration.md"), encoding="utf-8") as f:
@@ -282,22 +286,33 @@ def test_secrets_are_mounted_read_only_and_passed_as_files():
 def test_optional_secrets_are_absent_by_default():
     m = render()
     names = {v["name"] for v in pod_spec(m.one("StatefulSet"))["volumes"]}
-    assert "card-hash-key" in names and not names & {"api-token", "tls", "kafka-client"}
-    assert not {"FRAUD_API_TOKEN_FILE", "FRAUD_TLS_CERT_FILE", "FRAUD_KAFKA_CONFIG"} & set(configmap_env(m))
+    # The card-hash key and the API token are required; TLS and the Kafka client file are not.
+    assert {"card-hash-key", "api-token"} <= names and not names & {"tls", "kafka-client"}
+    assert not {"FRAUD_TLS_CERT_FILE", "FRAUD_KAFKA_CONFIG"} & set(configmap_env(m))
 
 
 # --- probes -----------------------------------------------------------------------------------
 
-def test_probes_are_wired_to_the_right_paths():
-    c = container(render().one("StatefulSet"))
-    assert c["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http", "scheme": "HTTP"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http", "scheme": "HTTP"}
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http", "scheme": "HTTP"}
+def test_probes_are_wired_to_the_probe_port():
+    m = render()
+    c = container(m.one("StatefulSet"))
+    assert c["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "probe", "scheme": "HTTP"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probe", "scheme": "HTTP"}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probe", "scheme": "HTTP"}
     assert {"name": "http", "containerPort": 8080, "protocol": "TCP"} in c["ports"]
+    assert {"name": "probe", "containerPort": 8081, "protocol": "TCP"} in c["ports"]
+    assert configmap_env(m)["FRAUD_PROBE_PORT"] == "8081"
+    moved = render({"probe": {"port": 9100}})
+    assert {"name": "probe", "containerPort": 9100, "protocol": "TCP"} in container(moved.one("StatefulSet"))["ports"]
+    assert configmap_env(moved)["FRAUD_PROBE_PORT"] == "9100"
 
 
-def test_probes_use_https_with_tls():
+def test_probes_follow_the_probe_scheme_not_the_api_tls():
+    # TLS on the API port leaves the probe listener as probe.scheme says.
     c = container(render(ALL_SECRETS).one("StatefulSet"))
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"]["scheme"] == "HTTP"
+    c = container(render(ALL_SECRETS | {"probe": {"port": 8081, "scheme": "HTTPS"}}).one("StatefulSet"))
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert c[probe]["httpGet"]["scheme"] == "HTTPS"
 
@@ -331,7 +346,7 @@ def hardened(owner):
 
 
 def test_every_pod_is_hardened():
-    m = render({"loadgen": {"enabled": True}})
+    m = render({"loadgen": LOADGEN})
     owners = m.all("StatefulSet") + m.all("Job") + m.all("Pod")
     assert sorted(o["kind"] for o in owners) == ["Job", "Pod", "StatefulSet"]
     for owner in owners:
@@ -358,7 +373,7 @@ def test_without_persistence_state_is_an_emptydir():
 
 
 def test_headless_and_api_services_select_only_detector_pods():
-    m = render({"loadgen": {"enabled": True}})
+    m = render({"loadgen": LOADGEN})
     sts = m.one("StatefulSet")
     services = {s["metadata"]["name"]: s for s in m.all("Service")}
     headless = services[sts["spec"]["serviceName"]]
@@ -372,7 +387,9 @@ def test_headless_and_api_services_select_only_detector_pods():
         selector = svc["spec"]["selector"]
         assert selector.items() <= pod_labels.items()
         assert not selector.items() <= loadgen_labels.items()
-        assert svc["spec"]["ports"][0]["targetPort"] == "http"
+        ports = {p["name"]: p for p in svc["spec"]["ports"]}
+        assert ports["http"]["targetPort"] == "http"
+        assert ports["probe"]["targetPort"] == "probe" and ports["probe"]["port"] == 8081
 
 
 def test_pod_disruption_budget_is_on_and_selects_the_pods():
@@ -406,7 +423,7 @@ def test_standard_labels_on_every_object():
 
 
 def test_long_release_names_keep_names_within_dns_limits():
-    m = render({"loadgen": {"enabled": True}} | MONITORING, release="payments-production-eu-west-1-blue-green-canary-abcde")
+    m = render({"loadgen": LOADGEN} | MONITORING, release="payments-production-eu-west-1-blue-green-canary-abcde")
     sts = m.one("StatefulSet")
     # StatefulSet pods carry controller-revision-hash=<name>-<10 chars>, at most 63.
     assert len(sts["metadata"]["name"]) + 11 <= 63
@@ -435,9 +452,15 @@ def test_service_monitor_scrapes_every_pod_through_the_headless_service():
     selector = sm["spec"]["selector"]["matchLabels"]
     assert selector.items() <= headless["metadata"]["labels"].items()
     assert not selector.items() <= api["metadata"]["labels"].items()
-    assert sm["spec"]["endpoints"][0]["port"] == "http" and sm["spec"]["endpoints"][0]["path"] == "/metrics"
-    tls = render(MONITORING | ALL_SECRETS).one("ServiceMonitor")
-    assert tls["spec"]["endpoints"][0]["scheme"] == "https"
+    [endpoint] = sm["spec"]["endpoints"]
+    assert endpoint["port"] == "probe" and endpoint["path"] == "/metrics" and endpoint["scheme"] == "http"
+    assert "probe" in {p["name"] for p in headless["spec"]["ports"]}
+    # TLS on the API port does not change how the probe listener is scraped; probe.scheme does.
+    assert render(MONITORING | ALL_SECRETS).one("ServiceMonitor")["spec"]["endpoints"][0]["scheme"] == "http"
+    https = render(MONITORING | {"probe": {"port": 8081, "scheme": "HTTPS"},
+                                 "metrics": {"serviceMonitor": {"enabled": True, "tlsConfig": {"insecureSkipVerify": True}}}})
+    [endpoint] = https.one("ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint["scheme"] == "https" and endpoint["tlsConfig"] == {"insecureSkipVerify": True}
 
 
 def test_prometheus_rule_has_the_four_alerts_on_known_metrics():
@@ -469,6 +492,9 @@ def test_grafana_dashboard_covers_the_service_and_uses_known_metrics():
             "fraud_partition_offset_lag", "fraud_partition_event_time_lag_seconds", "fraud_state_bytes",
             "fraud_restore_progress_ratio"} <= used
     assert any(p["type"] == "heatmap" for p in dashboard["panels"])
+    # The process_* families every exporter has: CPU, memory, descriptors.
+    assert {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+            "process_max_fds"} <= {n for e in exprs for n in re.findall(r"\b(process_[a-z_]+)", e)}
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
 
@@ -476,8 +502,8 @@ def test_grafana_dashboard_covers_the_service_and_uses_known_metrics():
 # --- load generator -----------------------------------------------------------------------------
 
 def test_loadgen_is_an_indexed_job_splitting_the_rate():
-    m = render({"loadgen": {"enabled": True, "parallelism": 4, "rate": 40000, "count": 1000000, "seed": 7,
-                            "truthClaim": "truth"},
+    m = render({"loadgen": LOADGEN | {"parallelism": 4, "rate": 40000, "count": 1000000, "seed": 7,
+                                      "truthClaim": "truth"},
                 "kafka": {"brokers": "b1:9092,b2:9092", "inputTopic": "tx"}})
     job = m.one("Job")
     assert job["spec"]["completionMode"] == "Indexed"
@@ -499,6 +525,7 @@ def test_loadgen_is_an_indexed_job_splitting_the_rate():
     assert args["--truth"] == "/var/lib/fraud-loadgen/truth-$(LOADGEN_INDEX).jsonl"
     assert args["--card-hash-key-file"].startswith("/etc/fraud-detector/card-hash-key/")
     assert "--no-progress" in args
+    assert "--no-latency" not in args
     env = {e["name"]: e for e in c["env"]}
     assert env["LOADGEN_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == \
         "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -506,13 +533,13 @@ def test_loadgen_is_an_indexed_job_splitting_the_rate():
 
 
 def test_loadgen_reads_the_kafka_properties_secret_like_the_service():
-    values = {"loadgen": {"enabled": True}, "secrets": ALL_SECRETS["secrets"]}
+    values = {"loadgen": LOADGEN, "secrets": ALL_SECRETS["secrets"]}
     m = render(values)
     job_args = flag_values(container(m.one("Job"))["args"])
     service_env = configmap_env(m) | {e["name"]: e.get("value") for e in container(m.one("StatefulSet")).get("env", [])}
     assert job_args["--kafka-config"].startswith("/etc/fraud-detector/kafka/")
     assert job_args["--kafka-config"] == service_env["FRAUD_KAFKA_CONFIG"]
-    assert "--kafka-config" not in flag_values(container(render({"loadgen": {"enabled": True}}).one("Job"))["args"])
+    assert "--kafka-config" not in flag_values(container(render({"loadgen": LOADGEN}).one("Job"))["args"])
 
 
 def test_loadgen_is_off_by_default_and_refuses_a_rate_below_one_per_pod():
@@ -529,17 +556,22 @@ def test_helm_test_pod_checks_readyz_and_metrics_on_every_pod():
     script = container(pod)["args"][0]
     assert '"$base/readyz"' in script and '"$base/metrics"' in script
     assert "fraud_state_bytes" in script
+    assert "http://fraud-fraud-detector:8081 " in script
     for i in range(3):
-        assert f"http://fraud-fraud-detector-{i}.fraud-fraud-detector-headless:8080" in script
-    assert "https://" in container(render(ALL_SECRETS).one("Pod"))["args"][0]
+        assert f"http://fraud-fraud-detector-{i}.fraud-fraud-detector-headless:8081" in script
+    assert "https://" not in container(render(ALL_SECRETS).one("Pod"))["args"][0]
+    assert "https://" in container(render({"probe": {"port": 8081, "scheme": "HTTPS"}}).one("Pod"))["args"][0]
 
 
 def test_notes_give_port_forward_commands_and_warn():
     text = notes()
-    assert "kubectl -n payments port-forward svc/fraud-fraud-detector 8080:8080" in text
+    assert "kubectl -n payments port-forward svc/fraud-fraud-detector 8081:8081" in text
+    assert "kubectl -n payments port-forward pod/fraud-fraud-detector-0 8080:8080" in text
     assert "create secret generic fraud-detector-card-hash-key" in text
-    assert "no bearer token" in text
-    assert "no bearer token" not in notes(ALL_SECRETS)
+    assert "create secret generic fraud-detector-api-token --from-literal=token=$(openssl rand -hex 32)" in text
+    assert 'Authorization: Bearer $TOKEN' in text
+    assert "no bearer token" not in text and "HAS NO TOKEN" not in text
+    assert "plain HTTP" in text and "plain HTTP" not in notes(ALL_SECRETS)
 
 
 def test_readme_values_table_is_up_to_date():

@@ -1,5 +1,5 @@
-// Validates the chart's custom resources (ServiceMonitor, PrometheusRule, ScaledObject) with the
-// kubernetes-models packages, in two ways:
+// Validates the chart's custom resources (ServiceMonitor, PrometheusRule, ScaledObject,
+// Certificate) with the kubernetes-models packages, in two ways:
 //  1. typed: each object becomes a TypeScript object literal of the model's interface and tsc
 //     checks it, so an unknown or misspelt field is an error (excess property check) and so is a
 //     wrong type;
@@ -30,6 +30,7 @@ const MODELS = {
     "IPrometheusRule",
   ],
   "keda.sh/v1alpha1/ScaledObject": ["@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject", "IScaledObject"],
+  "cert-manager.io/v1/Certificate": ["@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate", "ICertificate"],
 };
 
 const objects = JSON.parse(readFileSync(crsPath, "utf8"));

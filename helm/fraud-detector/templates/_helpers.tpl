@@ -89,8 +89,31 @@ float64, which print as 1.2e+07: whole numbers are printed as integers.
 /var/lib/fraud-detector
 {{- end }}
 
+{{/*
+The Secret holding the API's certificate and key: secrets.tls.existingSecret, or the one
+cert-manager fills for certManager; empty without TLS.
+*/}}
+{{- define "fraud-detector.tlsSecretName" -}}
+{{- if .Values.certManager.enabled }}
+{{- include "fraud-detector.suffixedName" (dict "ctx" . "suffix" "tls") }}
+{{- else }}
+{{- .Values.secrets.tls.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/* Scheme of the API port. */}}
 {{- define "fraud-detector.httpScheme" -}}
-{{- if .Values.secrets.tls.existingSecret }}https{{ else }}http{{ end }}
+{{- if include "fraud-detector.tlsSecretName" . }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{/* Scheme of the probe port, lower case. */}}
+{{- define "fraud-detector.probeScheme" -}}
+{{- .Values.probe.scheme | lower }}
+{{- end }}
+
+{{/* The topic the load generator writes. */}}
+{{- define "fraud-detector.loadgenTopic" -}}
+{{- default .Values.kafka.inputTopic .Values.loadgen.topic }}
 {{- end }}
 
 {{/* Owner URL for redirects: {member} is the owner's instance id, i.e. its pod name. */}}
@@ -136,14 +159,14 @@ mounts:
       FRAUD_API_TOKEN_FILE: /etc/fraud-detector/api-token/token
     loadgen: false
 {{- end }}
-{{- if $s.tls.existingSecret }}
+{{- with include "fraud-detector.tlsSecretName" . }}
   - name: tls
-    secretName: {{ $s.tls.existingSecret | quote }}
+    secretName: {{ . | quote }}
     mountPath: /etc/fraud-detector/tls
     items:
-      - key: {{ $s.tls.certKey | quote }}
+      - key: {{ ternary "tls.crt" $s.tls.certKey $.Values.certManager.enabled | quote }}
         path: tls.crt
-      - key: {{ $s.tls.keyKey | quote }}
+      - key: {{ ternary "tls.key" $s.tls.keyKey $.Values.certManager.enabled | quote }}
         path: tls.key
     env:
       FRAUD_TLS_CERT_FILE: /etc/fraud-detector/tls/tls.crt
@@ -189,14 +212,14 @@ mounts:
 {{- end }}
 
 {{/*
-A probe from .Values.probes.<kind>: an httpGet probe gets the http port and the scheme
-(https when secrets.tls is set) unless it names its own. Called with (dict "ctx" $ "probe" p).
+A probe from .Values.probes.<kind>: an httpGet probe gets the probe port and probe.scheme
+unless it names its own. Called with (dict "ctx" $ "probe" p).
 */}}
 {{- define "fraud-detector.probe" -}}
 {{- $probe := deepCopy .probe }}
 {{- with $probe.httpGet }}
-{{- $_ := set . "port" (default "http" .port) }}
-{{- $_ := set . "scheme" (default (include "fraud-detector.httpScheme" $.ctx | upper) .scheme) }}
+{{- $_ := set . "port" (default "probe" .port) }}
+{{- $_ := set . "scheme" (default $.ctx.Values.probe.scheme .scheme) }}
 {{- end }}
 {{- toYaml $probe }}
 {{- end }}
@@ -255,5 +278,22 @@ which every release has.
 {{- end }}
 {{- if and .Values.loadgen.enabled (lt (int .Values.loadgen.rate) (int .Values.loadgen.parallelism)) }}
 {{- fail (printf "loadgen.rate (%d) is below loadgen.parallelism (%d): each pod needs at least 1 record per second." (int .Values.loadgen.rate) (int .Values.loadgen.parallelism)) }}
+{{- end }}
+{{- if and .Values.loadgen.enabled (eq (include "fraud-detector.loadgenTopic" .) .Values.kafka.inputTopic) (not .Values.loadgen.allowInputTopic) }}
+{{- fail (printf "loadgen.enabled would write synthetic transactions into kafka.inputTopic %q, the topic this release's detectors consume (in production: real card traffic, and alerts that reach real people). Set loadgen.topic to a test topic, or set loadgen.allowInputTopic=true if this release's input topic is a test topic." .Values.kafka.inputTopic) }}
+{{- end }}
+{{- if and .Values.api.auth.required (not .Values.secrets.apiToken.existingSecret) }}
+{{- fail "api.auth.required is true but secrets.apiToken.existingSecret is empty: /v1/* would serve card state to anyone who reaches the pods. Create a token Secret (kubectl create secret generic fraud-detector-api-token --from-literal=token=$(openssl rand -hex 32)) and set secrets.apiToken.existingSecret to its name, or set api.auth.required=false to run without a token on purpose." }}
+{{- end }}
+{{- if .Values.certManager.enabled }}
+{{- if .Values.secrets.tls.existingSecret }}
+{{- fail (printf "certManager.enabled and secrets.tls.existingSecret (%q) both give the API's certificate: choose one." .Values.secrets.tls.existingSecret) }}
+{{- end }}
+{{- if not .Values.certManager.issuerRef.name }}
+{{- fail "certManager.enabled needs certManager.issuerRef.name: the Issuer or ClusterIssuer that signs the API's certificate." }}
+{{- end }}
+{{- if not (.Capabilities.APIVersions.Has "cert-manager.io/v1") }}
+{{- fail "certManager.enabled needs the cert-manager.io/v1 API, which the cluster does not serve: install cert-manager first (for helm template, pass --api-versions cert-manager.io/v1), or give an existing Secret in secrets.tls.existingSecret." }}
+{{- end }}
 {{- end }}
 {{- end }}
