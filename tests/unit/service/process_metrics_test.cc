@@ -145,7 +145,7 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
   api::ApiOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
-  const api::Router router(options, view, registry);
+  api::Router router(options, view, registry);
   api::HttpServer server(options, router);
   ASSERT_EQ(server.start(), std::nullopt);
 
