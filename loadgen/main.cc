@@ -8,15 +8,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 
 #include "detectors/card_ref.h"
 #include "detectors/partitioner.h"
-#include "loadgen/card_hash_key.h"
 #include "loadgen/production.h"
 #include "loadgen/verification.h"
+#include "service/kafka/properties.h"
+#include "service/kafka/secret.h"
 
 namespace {
 
@@ -79,36 +79,33 @@ struct KafkaFlags {
 };
 
 void addKafkaFlags(CLI::App& cmd, KafkaFlags& flags) {
-  cmd.add_option("--kafka-config", flags.config_file,
-                 "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line")
+  cmd.add_option(
+         "--kafka-config", flags.config_file,
+         "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
+         "lines, # and ! comments (Java properties syntax)")
       ->envname("FRAUD_KAFKA_CONFIG");
   cmd.add_option("--kafka", flags.properties,
                  "A librdkafka property KEY=VALUE for every client (repeatable; TLS, SASL, "
                  "tuning; wins over --kafka-config)");
 }
 
-bool parseKafkaProperties(const KafkaFlags& flags, loadgen::kafka::Properties& out,
+bool parseKafkaProperties(const KafkaFlags& flags, fraud::kafka::KafkaProperties& out,
                           std::vector<std::string>& problems) {
-  std::vector<std::string> texts;
+  const size_t before = problems.size();
   if (flags.config_file) {
-    std::ifstream file(*flags.config_file);
-    if (!file) problems.push_back("cannot read --kafka-config " + *flags.config_file);
-    for (std::string line; std::getline(file, line);) {
-      const auto first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#' || line[first] == '!') continue;
-      texts.push_back(line);
-    }
+    auto file = fraud::kafka::readPropertiesFile(*flags.config_file);
+    for (auto& problem : file.problems) problems.push_back("--kafka-config: " + problem);
+    out = std::move(file.properties);
   }
-  texts.insert(texts.end(), flags.properties.begin(), flags.properties.end());
-  for (const auto& text : texts) {
-    const auto property = loadgen::kafka::parseProperty(text);
+  for (const auto& text : flags.properties) {
+    const auto property = fraud::kafka::parseProperty(text);
     if (!property) {
-      problems.push_back("--kafka/--kafka-config expects KEY=VALUE, not '" + text + "'");
+      problems.push_back("--kafka expects KEY=VALUE, not '" + text + "'");
       continue;
     }
-    out.push_back(*property);
+    out[property->first] = property->second;
   }
-  return problems.empty();
+  return problems.size() == before;
 }
 
 int64_t wallClockMs() {
@@ -118,16 +115,12 @@ int64_t wallClockMs() {
 }
 
 // Loads the key; a given but unusable source is a problem, an absent one only when `required`.
-std::optional<loadgen::CardHashKey> loadKey(const std::optional<std::string>& key_file,
+std::optional<fraud::kafka::Secret> loadKey(const std::optional<std::string>& key_file,
                                             bool required, std::vector<std::string>& problems) {
+  if (!required && fraud::kafka::cardHashKeyAbsent(key_file)) return std::nullopt;
   std::string error;
-  auto key = loadgen::loadCardHashKey(key_file, error);
-  if (!error.empty()) {
-    problems.push_back(error);
-  } else if (!key && required) {
-    problems.push_back(std::string("no card-hash key: pass --card-hash-key-file PATH or set ") +
-                       loadgen::kCardHashKeyEnv);
-  }
+  auto key = fraud::kafka::loadCardHashKey(key_file, error);
+  if (!key) problems.push_back(error);
   return key;
 }
 

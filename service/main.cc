@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "detectors/card_ref.h"
-#include "service/card_hash_key.h"
+#include "service/kafka/secret.h"
 #include "service/replay.h"
 #include "service/run.h"
 #include "service/version.h"
@@ -36,7 +36,7 @@ int replayMain(const fraud::service::ReplayOptions& options,
     bad = true;
   }
   std::string error;
-  const auto key = fraud::service::loadCardHashKey(key_file, error);
+  const auto key = fraud::kafka::loadCardHashKey(key_file, error);
   if (!key) {
     std::fprintf(stderr, "replay: %s\n", error.c_str());
     bad = true;

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_edge_cases  # noqa: E402
 import spec_reference  # noqa: E402
 
-CARD_HASH_KEY = "differential-test-key-\u00e9"
+CARD_HASH_KEY = "differential-test-key-of-32-bytes-\u00e9"
 ALERT_FIELD_ORDER = ["alert_id", "idempotency_key", "revision", "card_ref", "rule", "threshold", "window_ms",
                      "grace_ms", "window_start", "window_end", "countries", "tx_ids", "trigger_tx_id",
                      "trigger_event_time", "detected_at"]

@@ -1,67 +1,82 @@
-// `fraud-detector replay` as a user runs it: the binary, files, stdin, exit statuses.
+// `fraud-detector replay` as a user runs it: the binary, files, stdin, exit
+// statuses.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/support/child_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace fraud::testing {
 namespace {
 
 using std::chrono::seconds;
 
-std::string tempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
-std::string writeFile(const std::string& name, const std::string& content) {
-  const auto path = tempPath(name);
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
-
-std::string readFile(const std::string& path) {
+std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-std::string lastLine(const std::string& text) {
+std::string lastLine(const std::string &text) {
   auto end = text.find_last_not_of('\n');
-  if (end == std::string::npos) return "";
+  if (end == std::string::npos)
+    return "";
   const auto start = text.rfind('\n', end);
   return text.substr(start == std::string::npos ? 0 : start + 1,
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
-struct Run {
+struct ReplayRun {
   int status;
   std::string out;
   std::string err;
 };
 
-Run replay(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-           const std::string& stdin_path = "/dev/null") {
-  std::vector<std::string> all = {"replay"};
-  all.insert(all.end(), args.begin(), args.end());
-  ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"), stdin_path);
-  const auto status = process.waitExit(seconds(60));
-  return {status.value_or(-1), process.stdoutText(), process.stderrText()};
-}
+const std::map<std::string, std::string> kKeyEnv = {
+    {"FRAUD_CARD_HASH_KEY", "cli-test-card-hash-key-of-32-bytes"}};
 
-const std::map<std::string, std::string> kKeyEnv = {{"FRAUD_CARD_HASH_KEY", "cli-test-key"}};
+// Every file of a test in a directory of its own, removed at the end.
+class ReplayCommand : public ::testing::Test {
+protected:
+  std::string tempPath(const std::string &name) const {
+    return dir_.file(name);
+  }
+  std::string writeFile(const std::string &name,
+                        const std::string &content) const {
+    return dir_.write(name, content);
+  }
+  ReplayRun replay(const std::vector<std::string> &args,
+                   const std::map<std::string, std::string> &env,
+                   const std::string &stdin_path = "/dev/null") const {
+    std::vector<std::string> all = {"replay"};
+    all.insert(all.end(), args.begin(), args.end());
+    ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"),
+                         stdin_path);
+    const auto status = process.waitExit(seconds(60));
+    return {status.value_or(-1), process.stdoutText(), process.stderrText()};
+  }
 
-TEST(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
+  TempDir dir_;
+};
+
+TEST_F(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
   const auto input =
-      writeFile("three.jsonl",
-                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
-                "  \t\r\n"
-                "\n"
-                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2000}\r\n"
-                "not json\n"
-                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":\"1970-01-"
-                "01T00:00:03Z\"}");
+      writeFile("three.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\","
+                               "\"country\":\"DE\",\"event_time\":1000}\n"
+                               "  \t\r\n"
+                               "\n"
+                               "{\"tx_id\":\"b\",\"card\":\"card-1\","
+                               "\"country\":\"FR\",\"event_time\":2000}\r\n"
+                               "not json\n"
+                               "{\"tx_id\":\"c\",\"card\":\"card-1\","
+                               "\"country\":\"IT\",\"event_time\":\"1970-01-"
+                               "01T00:00:03Z\"}");
   const auto run = replay({"--input", input}, kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto alert = nlohmann::json::parse(run.out);
@@ -69,17 +84,20 @@ TEST(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
   EXPECT_EQ(alert["window_start"], 1000);
   const auto summary = nlohmann::json::parse(lastLine(run.err));
   EXPECT_EQ(summary,
-            nlohmann::json::parse(R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
-                                  R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
-                                  R"("rejected":{"invalid_json":1}})"));
+            nlohmann::json::parse(
+                R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
+                R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
+                R"("rejected":{"invalid_json":1}})"));
 }
 
-TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
+TEST_F(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
   const auto input =
-      writeFile("stdin.jsonl",
-                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
-                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
-                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}");
+      writeFile("stdin.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\","
+                               "\"country\":\"DE\",\"event_time\":1}\n"
+                               "{\"tx_id\":\"b\",\"card\":\"card-1\","
+                               "\"country\":\"FR\",\"event_time\":2}\n"
+                               "{\"tx_id\":\"c\",\"card\":\"card-1\","
+                               "\"country\":\"IT\",\"event_time\":3}");
   const auto output = tempPath("out.jsonl");
   const auto run = replay({"--input", "-", "--output", output}, kKeyEnv, input);
   ASSERT_EQ(run.status, 0) << run.err;
@@ -87,45 +105,54 @@ TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
   EXPECT_EQ(nlohmann::json::parse(readFile(output))["trigger_tx_id"], "c");
 }
 
-TEST(ReplayCommand, DetectorFlagsChangeTheRule) {
+TEST_F(ReplayCommand, DetectorFlagsChangeTheRule) {
   const auto input =
-      writeFile("two.jsonl",
-                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
-                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":1500}\n");
+      writeFile("two.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":"
+                             "\"DE\",\"event_time\":1000}\n"
+                             "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":"
+                             "\"FR\",\"event_time\":1500}\n");
   auto run = replay({"--input", input}, kKeyEnv);
   EXPECT_EQ(run.out, "");
-  run = replay({"--input", input, "--threshold", "2", "--window-ms", "500"}, kKeyEnv);
+  run = replay({"--input", input, "--threshold", "2", "--window-ms", "500"},
+               kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto alert = nlohmann::json::parse(run.out);
   EXPECT_EQ(alert["threshold"], 2);
   EXPECT_EQ(alert["window_ms"], 500);
 }
 
-TEST(ReplayCommand, KeyFileWinsOverEnvironment) {
-  const auto input = writeFile(
-      "key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n");
-  const auto key_file = writeFile("key.txt", "file-key\n");
-  const auto with_env = replay({"--input", input, "--threshold", "1", "--max-events", "1"},
-                               {{"FRAUD_CARD_HASH_KEY", "file-key"}});
+TEST_F(ReplayCommand, KeyFileWinsOverEnvironment) {
+  const auto input =
+      writeFile("key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":"
+                             "\"DE\",\"event_time\":1}\n");
+  const std::string file_key = "file-card-hash-key-of-32-bytes-or-more";
+  const auto key_file = writeFile("key.txt", file_key + "\n");
+  const auto with_env =
+      replay({"--input", input, "--threshold", "1", "--max-events", "1"},
+             {{"FRAUD_CARD_HASH_KEY", file_key}});
   const auto with_file = replay(
-      {"--input", input, "--threshold", "1", "--max-events", "1", "--card-hash-key-file", key_file},
-      {{"FRAUD_CARD_HASH_KEY", "other"}});
+      {"--input", input, "--threshold", "1", "--max-events", "1",
+       "--card-hash-key-file", key_file},
+      {{"FRAUD_CARD_HASH_KEY", "other-card-hash-key-of-32-bytes-or-more"}});
   ASSERT_EQ(with_env.status, 0);
   ASSERT_EQ(with_file.status, 0);
   EXPECT_EQ(nlohmann::json::parse(with_env.out)["card_ref"],
             nlohmann::json::parse(with_file.out)["card_ref"]);
 }
 
-TEST(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
-  auto run = replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", ""}});
+TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
+  auto run = replay({"--input", writeFile("any.jsonl", "")},
+                    {{"FRAUD_CARD_HASH_KEY", ""}});
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("empty"), std::string::npos) << run.err;
 
   run = replay({"--input", "/nonexistent/input.jsonl"}, kKeyEnv);
   EXPECT_NE(run.status, 0);
-  EXPECT_NE(run.err.find("/nonexistent/input.jsonl"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("/nonexistent/input.jsonl"), std::string::npos)
+      << run.err;
 
-  run = replay({"--input", writeFile("any2.jsonl", ""), "--threshold", "0", "--window-ms", "0"},
+  run = replay({"--input", writeFile("any2.jsonl", ""), "--threshold", "0",
+                "--window-ms", "0"},
                kKeyEnv);
   EXPECT_EQ(run.status, 2);
   EXPECT_NE(run.err.find("threshold"), std::string::npos) << run.err;
@@ -135,5 +162,16 @@ TEST(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
   EXPECT_EQ(run.status, 2);
 }
 
-}  // namespace
-}  // namespace fraud::testing
+// Issue 10: a short key lets a lookup's card -> card_ref pairs be brute-forced.
+TEST_F(ReplayCommand, RefusesAKeyShorterThan32BytesSayingHowToMakeOne) {
+  const auto run = replay({"--input", writeFile("any.jsonl", "")},
+                          {{"FRAUD_CARD_HASH_KEY", "short-key"}});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("at least 32"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("openssl rand -hex 32"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("short-key"), std::string::npos)
+      << "the key itself was printed";
+}
+
+} // namespace
+} // namespace fraud::testing
