@@ -51,10 +51,15 @@ class RecordDecoder {
 [[nodiscard]] std::optional<EventTime> parseRfc3339(std::string_view text);
 
 // The live service's extra rule (SPEC §1): an event stamped later than its Kafka record's
-// timestamp plus the allowed skew is rejected as future_event_time.
+// timestamp plus the allowed skew (>= 0) is rejected as future_event_time. A bound past the
+// int64 range is no bound: nothing is later than it.
 [[nodiscard]] inline bool isFutureEventTime(EventTime event_time, int64_t record_timestamp_ms,
                                             int64_t max_future_skew_ms) {
-  return event_time > record_timestamp_ms + max_future_skew_ms;
+  int64_t bound = 0;
+  if (__builtin_add_overflow(record_timestamp_ms, max_future_skew_ms, &bound)) {
+    return max_future_skew_ms < 0;  // overflowed downwards only with a negative skew
+  }
+  return event_time > bound;
 }
 
 }  // namespace fraud::detectors

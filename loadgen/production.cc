@@ -334,9 +334,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
         const int64_t timestamp = wallClockMs();
         if (mirror) {
           const auto outcome = mirror->process(partition, record.value, timestamp);
-          if (outcome.alert) {
-            tracker.expect(detectors::AlertKey::of(*outcome.alert).idempotency_key, monotonicNs());
-          }
+          if (outcome.alert_key) tracker.expect(outcome.alert_key->idempotency_key, monotonicNs());
         }
         while (true) {
           const rd_kafka_resp_err_t err =

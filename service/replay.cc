@@ -11,9 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "detectors/alert.h"
 #include "detectors/partition_detector.h"
-#include "detectors/record_codec.h"
+#include "detectors/record_pipeline.h"
 #include "state/memory_card_store.h"
 
 namespace fraud::service {
@@ -104,40 +103,22 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
 
   state::MemoryCardStore store;
   detectors::PartitionDetector detector(options.detector, store);
+  // No future-skew check: a file has no record timestamps.
+  detectors::RecordPipeline pipeline(detectors::PipelineOptions{std::nullopt, &wallClockMs},
+                                     hasher);
   OutputFile output(out_fd);
   ProgressReporter progress(options.progress);
-  auto& counts = result.counts;
 
-  // Records go through in batches: every record of a batch is decoded and hashed, and its
-  // card's state prefetched, before the first is detected, so the memory latency of one card
+  // Records go through in batches: every record of a batch is prepared (decoded, hashed, its
+  // card's state prefetched) before the first is detected, so the memory latency of one card
   // overlaps the work on the others. Detection itself stays in file order.
-  constexpr size_t kBatch = 32;
-  std::array<detectors::RecordDecoder, kBatch> decoders;
-  std::array<detectors::DecodeResult, kBatch> decoded;
-  std::array<detectors::CardRef, kBatch> card_refs;
+  constexpr size_t kBatch = detectors::RecordPipeline::kSlots;
   size_t batched = 0;
 
   auto flushBatch = [&] {
-    // The slots were prefetched while decoding; now the events they point to.
+    pipeline.warm(batched, store);
     for (size_t i = 0; i < batched; ++i) {
-      if (!decoded[i].ok()) continue;
-      if (const auto* state = store.find(card_refs[i]); state != nullptr) {
-        const auto* bytes = reinterpret_cast<const char*>(state->events.data());
-        const size_t size = std::min<size_t>(state->events.size() * sizeof(detectors::Event), 512);
-        for (size_t offset = 0; offset < size; offset += 64) __builtin_prefetch(bytes + offset);
-      }
-    }
-    for (size_t i = 0; i < batched; ++i) {
-      if (!decoded[i].ok()) {
-        counts.countRejected(*decoded[i].rejected);
-        continue;
-      }
-      auto processed = detector.process(card_refs[i], decoded[i].tx);
-      counts.count(processed);
-      if (processed.alert) {
-        const auto key = detectors::AlertKey::of(*processed.alert);
-        detectors::appendAlertJson(output.buffer(), *processed.alert, key, options.detector,
-                                   wallClockMs());
+      if (pipeline.detect(i, detector, output.buffer()).alert_json_size > 0) {
         output.buffer().push_back('\n');
       }
     }
@@ -145,11 +126,7 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   };
   auto processLine = [&](std::string_view line) {
     if (isBlank(line)) return;
-    decoded[batched] = decoders[batched].decode(line);
-    if (decoded[batched].ok()) {
-      card_refs[batched] = hasher.hash(decoded[batched].tx.card);
-      store.prefetch(card_refs[batched]);
-    }
+    (void)pipeline.prepare(batched, line, std::nullopt, store);
     if (++batched == kBatch) flushBatch();
   };
 
@@ -183,9 +160,10 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
       result.error = describeErrno("cannot write output " + options.output);
       break;
     }
-    progress.maybeReport(counts);
+    progress.maybeReport(pipeline.counts());
   }
 
+  result.counts = pipeline.counts();
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }
