@@ -45,6 +45,10 @@ int replayMain(const fraud::service::ReplayOptions& options,
 
   const fraud::detectors::CardHasher hasher(key->bytes);
   const auto result = fraud::service::runReplay(options, hasher);
+  if (result.refused) {
+    std::fprintf(stderr, "replay: %s\n", result.error->c_str());
+    return 2;
+  }
   if (result.error) {
     std::fprintf(stderr, "replay: %s\n", result.error->c_str());
     std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());

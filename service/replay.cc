@@ -1,6 +1,7 @@
 #include "service/replay.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -34,6 +35,26 @@ bool isBlank(std::string_view line) {
 }
 
 std::string describeErrno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Opening the output (O_TRUNC) would empty an input that is the same regular file, under
+// whatever name (a symbolic or hard link, "..", standard input or output redirected to it);
+// appending to it would feed the alerts back in. Files are the same when device and inode are.
+std::optional<std::string> sameFileAsInput(int in_fd, const ReplayOptions& options) {
+  struct stat in_stat {};
+  if (::fstat(in_fd, &in_stat) != 0 || !S_ISREG(in_stat.st_mode)) return std::nullopt;
+  struct stat out_stat {};
+  const bool to_stdout = options.output == "-";
+  const int found =
+      to_stdout ? ::fstat(STDOUT_FILENO, &out_stat) : ::stat(options.output.c_str(), &out_stat);
+  if (found != 0 || out_stat.st_dev != in_stat.st_dev || out_stat.st_ino != in_stat.st_ino) {
+    return std::nullopt;
+  }
+  const std::string input = options.input == "-" ? "standard input" : options.input;
+  const std::string output = to_stdout ? "standard output" : options.output;
+  return "--output " + output + " is the input " + input +
+         " (the same file): writing alerts there would destroy the transactions before they are "
+         "read; choose another output file";
+}
 
 class OutputFile {
  public:
@@ -90,6 +111,12 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
       return result;
     }
     ::posix_fadvise(in_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  if (auto same = sameFileAsInput(in_fd, options)) {
+    result.error = std::move(same);
+    result.refused = true;
+    if (in_fd != STDIN_FILENO) ::close(in_fd);
+    return result;
   }
   int out_fd = STDOUT_FILENO;
   if (options.output != "-") {

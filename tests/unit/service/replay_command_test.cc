@@ -1,5 +1,4 @@
-// `fraud-detector replay` as a user runs it: the binary, files, stdin, exit
-// statuses.
+// `fraud-detector replay` as a user runs it: the binary, files, stdin, exit statuses.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,17 +15,16 @@ namespace {
 
 using std::chrono::seconds;
 
-std::string readFile(const std::string &path) {
+std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-std::string lastLine(const std::string &text) {
+std::string lastLine(const std::string& text) {
   auto end = text.find_last_not_of('\n');
-  if (end == std::string::npos)
-    return "";
+  if (end == std::string::npos) return "";
   const auto start = text.rfind('\n', end);
   return text.substr(start == std::string::npos ? 0 : start + 1,
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
@@ -43,21 +41,17 @@ const std::map<std::string, std::string> kKeyEnv = {
 
 // Every file of a test in a directory of its own, removed at the end.
 class ReplayCommand : public ::testing::Test {
-protected:
-  std::string tempPath(const std::string &name) const {
-    return dir_.file(name);
-  }
-  std::string writeFile(const std::string &name,
-                        const std::string &content) const {
+ protected:
+  std::string tempPath(const std::string& name) const { return dir_.file(name); }
+  std::string writeFile(const std::string& name, const std::string& content) const {
     return dir_.write(name, content);
   }
-  ReplayRun replay(const std::vector<std::string> &args,
-                   const std::map<std::string, std::string> &env,
-                   const std::string &stdin_path = "/dev/null") const {
+  ReplayRun replay(const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env,
+                   const std::string& stdin_path = "/dev/null") const {
     std::vector<std::string> all = {"replay"};
     all.insert(all.end(), args.begin(), args.end());
-    ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"),
-                         stdin_path);
+    ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"), stdin_path);
     const auto status = process.waitExit(seconds(60));
     return {status.value_or(-1), process.stdoutText(), process.stderrText()};
   }
@@ -67,16 +61,14 @@ protected:
 
 TEST_F(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
   const auto input =
-      writeFile("three.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\","
-                               "\"country\":\"DE\",\"event_time\":1000}\n"
-                               "  \t\r\n"
-                               "\n"
-                               "{\"tx_id\":\"b\",\"card\":\"card-1\","
-                               "\"country\":\"FR\",\"event_time\":2000}\r\n"
-                               "not json\n"
-                               "{\"tx_id\":\"c\",\"card\":\"card-1\","
-                               "\"country\":\"IT\",\"event_time\":\"1970-01-"
-                               "01T00:00:03Z\"}");
+      writeFile("three.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
+                "  \t\r\n"
+                "\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2000}\r\n"
+                "not json\n"
+                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":\"1970-01-"
+                "01T00:00:03Z\"}");
   const auto run = replay({"--input", input}, kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto alert = nlohmann::json::parse(run.out);
@@ -84,20 +76,17 @@ TEST_F(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
   EXPECT_EQ(alert["window_start"], 1000);
   const auto summary = nlohmann::json::parse(lastLine(run.err));
   EXPECT_EQ(summary,
-            nlohmann::json::parse(
-                R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
-                R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
-                R"("rejected":{"invalid_json":1}})"));
+            nlohmann::json::parse(R"({"records":4,"accepted":3,"late_dropped":0,"duplicate":0,)"
+                                  R"("overflow_evicted":0,"alerts":1,"incidents":1,)"
+                                  R"("rejected":{"invalid_json":1}})"));
 }
 
 TEST_F(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
   const auto input =
-      writeFile("stdin.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\","
-                               "\"country\":\"DE\",\"event_time\":1}\n"
-                               "{\"tx_id\":\"b\",\"card\":\"card-1\","
-                               "\"country\":\"FR\",\"event_time\":2}\n"
-                               "{\"tx_id\":\"c\",\"card\":\"card-1\","
-                               "\"country\":\"IT\",\"event_time\":3}");
+      writeFile("stdin.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
+                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}");
   const auto output = tempPath("out.jsonl");
   const auto run = replay({"--input", "-", "--output", output}, kKeyEnv, input);
   ASSERT_EQ(run.status, 0) << run.err;
@@ -107,14 +96,12 @@ TEST_F(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
 
 TEST_F(ReplayCommand, DetectorFlagsChangeTheRule) {
   const auto input =
-      writeFile("two.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":"
-                             "\"DE\",\"event_time\":1000}\n"
-                             "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":"
-                             "\"FR\",\"event_time\":1500}\n");
+      writeFile("two.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
+                "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":1500}\n");
   auto run = replay({"--input", input}, kKeyEnv);
   EXPECT_EQ(run.out, "");
-  run = replay({"--input", input, "--threshold", "2", "--window-ms", "500"},
-               kKeyEnv);
+  run = replay({"--input", input, "--threshold", "2", "--window-ms", "500"}, kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto alert = nlohmann::json::parse(run.out);
   EXPECT_EQ(alert["threshold"], 2);
@@ -122,17 +109,14 @@ TEST_F(ReplayCommand, DetectorFlagsChangeTheRule) {
 }
 
 TEST_F(ReplayCommand, KeyFileWinsOverEnvironment) {
-  const auto input =
-      writeFile("key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":"
-                             "\"DE\",\"event_time\":1}\n");
+  const auto input = writeFile(
+      "key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n");
   const std::string file_key = "file-card-hash-key-of-32-bytes-or-more";
   const auto key_file = writeFile("key.txt", file_key + "\n");
-  const auto with_env =
-      replay({"--input", input, "--threshold", "1", "--max-events", "1"},
-             {{"FRAUD_CARD_HASH_KEY", file_key}});
+  const auto with_env = replay({"--input", input, "--threshold", "1", "--max-events", "1"},
+                               {{"FRAUD_CARD_HASH_KEY", file_key}});
   const auto with_file = replay(
-      {"--input", input, "--threshold", "1", "--max-events", "1",
-       "--card-hash-key-file", key_file},
+      {"--input", input, "--threshold", "1", "--max-events", "1", "--card-hash-key-file", key_file},
       {{"FRAUD_CARD_HASH_KEY", "other-card-hash-key-of-32-bytes-or-more"}});
   ASSERT_EQ(with_env.status, 0);
   ASSERT_EQ(with_file.status, 0);
@@ -141,18 +125,15 @@ TEST_F(ReplayCommand, KeyFileWinsOverEnvironment) {
 }
 
 TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
-  auto run = replay({"--input", writeFile("any.jsonl", "")},
-                    {{"FRAUD_CARD_HASH_KEY", ""}});
+  auto run = replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", ""}});
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("empty"), std::string::npos) << run.err;
 
   run = replay({"--input", "/nonexistent/input.jsonl"}, kKeyEnv);
   EXPECT_NE(run.status, 0);
-  EXPECT_NE(run.err.find("/nonexistent/input.jsonl"), std::string::npos)
-      << run.err;
+  EXPECT_NE(run.err.find("/nonexistent/input.jsonl"), std::string::npos) << run.err;
 
-  run = replay({"--input", writeFile("any2.jsonl", ""), "--threshold", "0",
-                "--window-ms", "0"},
+  run = replay({"--input", writeFile("any2.jsonl", ""), "--threshold", "0", "--window-ms", "0"},
                kKeyEnv);
   EXPECT_EQ(run.status, 2);
   EXPECT_NE(run.err.find("threshold"), std::string::npos) << run.err;
@@ -164,14 +145,53 @@ TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
 
 // Issue 10: a short key lets a lookup's card -> card_ref pairs be brute-forced.
 TEST_F(ReplayCommand, RefusesAKeyShorterThan32BytesSayingHowToMakeOne) {
-  const auto run = replay({"--input", writeFile("any.jsonl", "")},
-                          {{"FRAUD_CARD_HASH_KEY", "short-key"}});
+  const auto run =
+      replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", "short-key"}});
   EXPECT_EQ(run.status, 2);
   EXPECT_NE(run.err.find("at least 32"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("openssl rand -hex 32"), std::string::npos) << run.err;
-  EXPECT_EQ(run.err.find("short-key"), std::string::npos)
-      << "the key itself was printed";
+  EXPECT_EQ(run.err.find("short-key"), std::string::npos) << "the key itself was printed";
 }
 
-} // namespace
-} // namespace fraud::testing
+constexpr const char* kAlertingInput =
+    "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+    "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
+    "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n";
+
+// Opening the output with O_TRUNC would empty the input before a byte of it is read.
+TEST_F(ReplayCommand, RefusesToWriteAlertsOverItsInput) {
+  const auto input = writeFile("same.jsonl", kAlertingInput);
+  auto run = replay({"--input", input, "--output", input}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("is the input"), std::string::npos) << run.err;
+  EXPECT_EQ(readFile(input), kAlertingInput);
+
+  // The same file under another name: a symbolic link, a hard link, a path with "..".
+  const auto symlink = tempPath("symlink.jsonl");
+  std::filesystem::create_symlink(input, symlink);
+  const auto hardlink = tempPath("hardlink.jsonl");
+  std::filesystem::create_hard_link(input, hardlink);
+  const auto dotted = (dir_.path() / ".." / dir_.path().filename() / "same.jsonl").string();
+  for (const auto& output : {symlink, hardlink, dotted}) {
+    run = replay({"--input", input, "--output", output}, kKeyEnv);
+    EXPECT_EQ(run.status, 2) << output;
+    EXPECT_NE(run.err.find("is the input"), std::string::npos) << output << ": " << run.err;
+    EXPECT_EQ(readFile(input), kAlertingInput) << output;
+  }
+  // Input on stdin, output the file stdin reads.
+  run = replay({"--input", "-", "--output", input}, kKeyEnv, input);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(readFile(input), kAlertingInput);
+}
+
+TEST_F(ReplayCommand, AnOutputThatIsADifferentFileIsStillWritten) {
+  const auto input = writeFile("in.jsonl", kAlertingInput);
+  const auto output = writeFile("out.jsonl", "old content\n");
+  const auto run = replay({"--input", input, "--output", output}, kKeyEnv);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(readFile(output))["trigger_tx_id"], "c");
+  EXPECT_EQ(readFile(input), kAlertingInput);
+}
+
+}  // namespace
+}  // namespace fraud::testing
