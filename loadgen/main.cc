@@ -1,4 +1,6 @@
 // fraud-loadgen: the load generator (no subcommand) and the end-to-end verifier (`verify`).
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -124,6 +126,19 @@ std::optional<fraud::kafka::Secret> loadKey(const std::optional<std::string>& ke
   return key;
 }
 
+// librdkafka's own lines (a broker that cannot be reached, and the like) as spdlog lines on
+// stderr (stdout carries the JSON summary), never in librdkafka's raw "%3|...|FAIL|" format.
+void routeKafkaLog() {
+  static const auto logger = spdlog::stderr_logger_mt("kafka");
+  fraud::kafka::setLogSink([](fraud::kafka::LogLevel level, std::string_view client,
+                              std::string_view facility, std::string_view message) {
+    static constexpr spdlog::level::level_enum kLevels[] = {
+        spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err,
+        spdlog::level::critical};  // by fraud::kafka::LogLevel
+    logger->log(kLevels[static_cast<int>(level)], "{} {}: {}", client, facility, message);
+  });
+}
+
 int reportProblems(const char* prefix, const std::vector<std::string>& problems) {
   for (const auto& problem : problems) std::fprintf(stderr, "%s: %s\n", prefix, problem.c_str());
   return 2;
@@ -140,6 +155,7 @@ int main(int argc, char** argv) {
       "alerts and dead-letter topics. The card-hash key comes from --card-hash-key-file or "
       "FRAUD_CARD_HASH_KEY, never from the command line."};
   app.require_subcommand(0, 1);
+  routeKafkaLog();
 
   loadgen::ProductionOptions run;
   auto& traffic = run.traffic;

@@ -23,8 +23,11 @@ TEST(RunCommand, UnreachableBrokerIsReportedAsSuchNotAsAMissingTopic) {
   const auto err = process.stderrText();
   EXPECT_NE(err.find("broker unreachable"), std::string::npos) << err;
   EXPECT_EQ(err.find("create it first"), std::string::npos) << err;
-  // librdkafka's own lines come through the service's log format, not as "%3|...|FAIL|".
+  // librdkafka's own lines come through the service's log (spdlog, its format and level names),
+  // not as librdkafka's "%3|...|FAIL|".
   EXPECT_EQ(err.find("|FAIL|"), std::string::npos) << err;
+  EXPECT_NE(err.find("fraud-detector: kafka "), std::string::npos) << err;
+  EXPECT_NE(err.find(" FAIL: "), std::string::npos) << err;
 }
 
 TEST(RunCommand, RefusesAShortCardHashKeyAtStart) {
