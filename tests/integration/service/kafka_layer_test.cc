@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <map>
+
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/kafka/producer.h"
@@ -62,6 +65,33 @@ TEST_F(KafkaLayer, CommittedOffsetsAreMinusOneForAGroupWithoutCommits) {
   const auto offsets = committedOffsets(reader.get(), topic, 2, 10'000, error);
   ASSERT_TRUE(offsets) << error;
   EXPECT_EQ(*offsets, (std::vector<int64_t>{-1, -1}));
+}
+
+// The API's owner lookup: which member (by client.id) holds each partition of the group.
+TEST_F(KafkaLayer, GroupPartitionOwnersNameTheMemberHoldingEachPartition) {
+  TestKafka kafka(brokers_);
+  const auto topic = TestKafka::uniqueName("owned");
+  const auto group = TestKafka::uniqueName("owners");
+  kafka.createTopic(topic, 2);
+  std::string error;
+  auto conf = makeKafkaConf(
+      {{"bootstrap.servers", brokers_}, {"group.id", group}, {"client.id", "member-one"}}, error);
+  ASSERT_TRUE(conf) << error;
+  auto member = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+  ASSERT_TRUE(member) << error;
+  rd_kafka_poll_set_consumer(member.get());
+  auto subscription = makePartitionList(1);
+  rd_kafka_topic_partition_list_add(subscription.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
+  ASSERT_EQ(rd_kafka_subscribe(member.get(), subscription.get()), RD_KAFKA_RESP_ERR_NO_ERROR);
+  std::map<int32_t, std::string> owners;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (owners.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    // Polling joins the group and takes the assignment.
+    const KafkaMessage polled(rd_kafka_consumer_poll(member.get(), 200));
+    owners = groupPartitionOwners(client_.get(), group, topic, 10'000, error).value_or(owners);
+  }
+  EXPECT_EQ(owners, (std::map<int32_t, std::string>{{0, "member-one"}, {1, "member-one"}}));
+  rd_kafka_consumer_close(member.get());
 }
 
 }  // namespace
