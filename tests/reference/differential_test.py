@@ -183,7 +183,6 @@ def repro_command(binary: str, path: str, params: ParamSet) -> str:
 
 
 def run_seeds(args) -> int:
-    os.makedirs(args.keep_dir, exist_ok=True)
     jobs = [(f"fixed-{name}", data, 0, ParamSet(name, *p)) for name, data, p in gen_edge_cases.fixed_cases()]
     jobs += [(f"seed{seed}-{p.name}", None, seed, p)
              for seed in range(args.first_seed, args.first_seed + args.seeds) for p in PARAM_SETS]
@@ -198,6 +197,7 @@ def run_seeds(args) -> int:
             if mismatch is None:
                 continue
             mismatches += 1
+            os.makedirs(args.keep_dir, exist_ok=True)  # only when there is something to keep
             kept = os.path.join(args.keep_dir, f"{label}.jsonl")
             with open(kept, "wb") as f:
                 f.write(data)
