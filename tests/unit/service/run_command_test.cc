@@ -32,10 +32,10 @@ TEST(RunCommand, UnreachableBrokerIsReportedAsSuchNotAsAMissingTopic) {
 
 TEST(RunCommand, RefusesAShortCardHashKeyAtStart) {
   TempDir dir;
-  ChildProcess process(FRAUD_DETECTOR_BIN,
-                       {"run", "--brokers", "127.0.0.1:1", "--state-dir", dir.file("state"),
-                        "--http-port", "0"},
-                       {{"FRAUD_CARD_HASH_KEY", "0123456789"}}, dir.file("run"));
+  ChildProcess process(
+      FRAUD_DETECTOR_BIN,
+      {"run", "--brokers", "127.0.0.1:1", "--state-dir", dir.file("state"), "--http-port", "0"},
+      {{"FRAUD_CARD_HASH_KEY", "0123456789"}}, dir.file("run"));
   const auto status = process.waitExit(seconds(60));
   ASSERT_TRUE(status.has_value()) << "still running";
   EXPECT_EQ(*status, 2);
