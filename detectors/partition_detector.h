@@ -37,6 +37,8 @@ class PartitionDetector {
   // ST(p): the largest event time accepted so far, none before the first.
   [[nodiscard]] std::optional<EventTime> streamTime() const { return stream_time_; }
   [[nodiscard]] const DetectorOptions& options() const { return options_; }
+  // The store this detector reads and changes.
+  [[nodiscard]] CardStore& store() const { return store_; }
 
  private:
   struct Expiry {

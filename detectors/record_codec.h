@@ -51,7 +51,8 @@ class RecordDecoder {
 [[nodiscard]] std::optional<EventTime> parseRfc3339(std::string_view text);
 
 // The live service's extra rule (SPEC §1): an event stamped later than its Kafka record's
-// timestamp plus the allowed skew is rejected as future_event_time.
+// timestamp plus the allowed skew (>= 0) is rejected as future_event_time. A bound past the
+// int64 range is no bound: nothing is later than it.
 [[nodiscard]] inline bool isFutureEventTime(EventTime event_time, int64_t record_timestamp_ms,
                                             int64_t max_future_skew_ms) {
   // Saturating: a record timestamp near INT64_MAX must not overflow into the past.

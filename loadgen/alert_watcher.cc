@@ -3,6 +3,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "detectors/record_headers.h"
+#include "service/kafka/admin.h"
+
 namespace fraud::loadgen {
 namespace {
 
@@ -18,21 +21,17 @@ int64_t monotonicNs() {
 
 AlertWatcher::~AlertWatcher() { stop(); }
 
-bool AlertWatcher::start(const kafka::Properties& properties, const std::string& topic,
+bool AlertWatcher::start(const kafka::KafkaProperties& properties, const std::string& topic,
                          std::string& error) {
-  consumer_ = kafka::makeConsumer(properties, error);
+  consumer_ = kafka::makeReader(properties, /*read_committed=*/true, error);
   if (!consumer_) return false;
-  const auto partitions = kafka::partitionCount(consumer_.get(), topic, kTimeoutMs, error);
+  const auto partitions = kafka::topicPartitionCount(consumer_.get(), topic, kTimeoutMs, error);
   if (!partitions) return false;
   const auto ends = kafka::highWatermarks(consumer_.get(), topic, *partitions, kTimeoutMs, error);
   if (!ends) return false;
-  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(*partitions);
-  for (int32_t p = 0; p < *partitions; ++p) {
-    rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset =
-        (*ends)[static_cast<size_t>(p)];
-  }
-  const auto err = rd_kafka_assign(consumer_.get(), list);
-  rd_kafka_topic_partition_list_destroy(list);
+  auto list = kafka::makePartitionList(topic, *partitions);
+  for (int32_t p = 0; p < *partitions; ++p) list->elems[p].offset = (*ends)[static_cast<size_t>(p)];
+  const auto err = rd_kafka_assign(consumer_.get(), list.get());
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     error = "cannot assign " + topic + ": " + rd_kafka_err2str(err);
     return false;
@@ -53,7 +52,7 @@ void AlertWatcher::run() {
     if (message == nullptr) continue;
     const int64_t arrived = monotonicNs();
     if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      auto key = kafka::headerValue(message, "idempotency-key");
+      auto key = kafka::headerValue(message, detectors::headers::kIdempotencyKey);
       if (!key && message->payload != nullptr) {
         const auto* begin = static_cast<const char*>(message->payload);
         const auto value = nlohmann::json::parse(begin, begin + message->len, nullptr, false);

@@ -4,8 +4,8 @@
 #include <string>
 #include <thread>
 
-#include "loadgen/kafka_client.h"
 #include "loadgen/latency_tracker.h"
+#include "service/kafka/client.h"
 
 namespace fraud::loadgen {
 
@@ -21,7 +21,7 @@ class AlertWatcher {
 
   // Positions a consumer at the end of every partition of `topic`, then starts the thread.
   // Returns once the positions are fixed, so no alert produced after this call is missed.
-  [[nodiscard]] bool start(const kafka::Properties& properties, const std::string& topic,
+  [[nodiscard]] bool start(const kafka::KafkaProperties& properties, const std::string& topic,
                            std::string& error);
   // Stops the thread; idempotent.
   void stop();
@@ -32,7 +32,7 @@ class AlertWatcher {
   void run();
 
   LatencyTracker& tracker_;
-  kafka::Client consumer_;
+  kafka::KafkaHandle consumer_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> consume_errors_{0};

@@ -61,14 +61,18 @@ ordered_json sourceJson(const std::pair<int32_t, int64_t>& at) {
 
 }  // namespace
 
+void Audit::expectAlert(const detectors::AlertKey& key, std::string_view alert_json) {
+  json value = json::parse(alert_json);
+  value.erase(kDetectedAt);
+  if (auto window = windowOf(value)) expected_windows_[window->card_ref].push_back(*window);
+  expected_alerts_[key.idempotency_key] = std::move(value);
+}
+
 void Audit::expectAlert(const detectors::Alert& alert, const detectors::DetectorOptions& options) {
   const auto key = detectors::AlertKey::of(alert);
   std::string text;
   detectors::appendAlertJson(text, alert, key, options, 0);
-  json value = json::parse(text);
-  value.erase(kDetectedAt);
-  if (auto window = windowOf(value)) expected_windows_[window->card_ref].push_back(*window);
-  expected_alerts_[key.idempotency_key] = std::move(value);
+  expectAlert(key, text);
 }
 
 void Audit::expectRejection(int32_t partition, int64_t offset, detectors::RejectReason reason) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct ObservedRejection {
 // Not thread-safe.
 class Audit {
  public:
+  // An alert the engine produced: its key and its record as the pipeline rendered it.
+  void expectAlert(const detectors::AlertKey& key, std::string_view alert_json);
+  // The same for an alert not yet rendered (tests).
   void expectAlert(const detectors::Alert& alert, const detectors::DetectorOptions& options);
   void expectRejection(int32_t partition, int64_t offset, detectors::RejectReason reason);
   void observeAlert(const ObservedAlert& alert);

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "loadgen/latency_tracker.h"
+#include "service/kafka/admin.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -14,11 +15,11 @@ constexpr int kTimeoutMs = 5'000;
 
 LagSampler::~LagSampler() { stop(); }
 
-bool LagSampler::start(const kafka::Properties& properties, const std::string& group,
+bool LagSampler::start(const kafka::KafkaProperties& properties, const std::string& group,
                        const std::string& topic, int32_t partitions, std::string& error) {
-  kafka::Properties with_group = properties;
-  with_group.emplace_back("group.id", group);
-  client_ = kafka::makeConsumer(with_group, error);
+  kafka::KafkaProperties with_group = properties;
+  with_group["group.id"] = group;
+  client_ = kafka::makeReader(with_group, /*read_committed=*/true, error);
   if (!client_) return false;
   topic_ = topic;
   partitions_ = partitions;

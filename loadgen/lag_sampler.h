@@ -9,8 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "loadgen/kafka_client.h"
 #include "loadgen/run_series.h"
+#include "service/kafka/client.h"
 
 namespace fraud::loadgen {
 
@@ -24,7 +24,7 @@ class LagSampler {
   LagSampler(const LagSampler&) = delete;
   LagSampler& operator=(const LagSampler&) = delete;
 
-  [[nodiscard]] bool start(const kafka::Properties& properties, const std::string& group,
+  [[nodiscard]] bool start(const kafka::KafkaProperties& properties, const std::string& group,
                            const std::string& topic, int32_t partitions, std::string& error);
   void stop();
 
@@ -45,7 +45,7 @@ class LagSampler {
  private:
   void run();
 
-  kafka::Client client_;
+  kafka::KafkaHandle client_;
   std::string topic_;
   int32_t partitions_ = 0;
   std::thread thread_;

@@ -1,4 +1,6 @@
 // fraud-loadgen: the load generator (no subcommand) and the end-to-end verifier (`verify`).
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,10 +17,11 @@
 
 #include "detectors/card_ref.h"
 #include "detectors/partitioner.h"
-#include "loadgen/card_hash_key.h"
 #include "loadgen/production.h"
 #include "loadgen/report.h"
 #include "loadgen/verification.h"
+#include "service/kafka/properties.h"
+#include "service/kafka/secret.h"
 
 namespace {
 
@@ -81,36 +84,33 @@ struct KafkaFlags {
 };
 
 void addKafkaFlags(CLI::App& cmd, KafkaFlags& flags) {
-  cmd.add_option("--kafka-config", flags.config_file,
-                 "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line")
+  cmd.add_option(
+         "--kafka-config", flags.config_file,
+         "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
+         "lines, # and ! comments (Java properties syntax)")
       ->envname("FRAUD_KAFKA_CONFIG");
   cmd.add_option("--kafka", flags.properties,
                  "A librdkafka property KEY=VALUE for every client (repeatable; TLS, SASL, "
                  "tuning; wins over --kafka-config)");
 }
 
-bool parseKafkaProperties(const KafkaFlags& flags, loadgen::kafka::Properties& out,
+bool parseKafkaProperties(const KafkaFlags& flags, fraud::kafka::KafkaProperties& out,
                           std::vector<std::string>& problems) {
-  std::vector<std::string> texts;
+  const size_t before = problems.size();
   if (flags.config_file) {
-    std::ifstream file(*flags.config_file);
-    if (!file) problems.push_back("cannot read --kafka-config " + *flags.config_file);
-    for (std::string line; std::getline(file, line);) {
-      const auto first = line.find_first_not_of(" \t\r");
-      if (first == std::string::npos || line[first] == '#' || line[first] == '!') continue;
-      texts.push_back(line);
-    }
+    auto file = fraud::kafka::readPropertiesFile(*flags.config_file);
+    for (auto& problem : file.problems) problems.push_back("--kafka-config: " + problem);
+    out = std::move(file.properties);
   }
-  texts.insert(texts.end(), flags.properties.begin(), flags.properties.end());
-  for (const auto& text : texts) {
-    const auto property = loadgen::kafka::parseProperty(text);
+  for (const auto& text : flags.properties) {
+    const auto property = fraud::kafka::parseProperty(text);
     if (!property) {
-      problems.push_back("--kafka/--kafka-config expects KEY=VALUE, not '" + text + "'");
+      problems.push_back("--kafka expects KEY=VALUE, not '" + text + "'");
       continue;
     }
-    out.push_back(*property);
+    out[property->first] = property->second;
   }
-  return problems.empty();
+  return problems.size() == before;
 }
 
 int64_t wallClockMs() {
@@ -120,16 +120,12 @@ int64_t wallClockMs() {
 }
 
 // Loads the key; a given but unusable source is a problem, an absent one only when `required`.
-std::optional<loadgen::CardHashKey> loadKey(const std::optional<std::string>& key_file,
+std::optional<fraud::kafka::Secret> loadKey(const std::optional<std::string>& key_file,
                                             bool required, std::vector<std::string>& problems) {
+  if (!required && fraud::kafka::cardHashKeyAbsent(key_file)) return std::nullopt;
   std::string error;
-  auto key = loadgen::loadCardHashKey(key_file, error);
-  if (!error.empty()) {
-    problems.push_back(error);
-  } else if (!key && required) {
-    problems.push_back(std::string("no card-hash key: pass --card-hash-key-file PATH or set ") +
-                       loadgen::kCardHashKeyEnv);
-  }
+  auto key = fraud::kafka::loadCardHashKey(key_file, error);
+  if (!key) problems.push_back(error);
   return key;
 }
 
@@ -137,6 +133,19 @@ bool reportDirectoryExists(const std::string& path) {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   return parent.empty() || std::filesystem::is_directory(parent, ec);
+}
+
+// librdkafka's own lines (a broker that cannot be reached, and the like) as spdlog lines on
+// stderr (stdout carries the JSON summary), never in librdkafka's raw "%3|...|FAIL|" format.
+void routeKafkaLog() {
+  static const auto logger = spdlog::stderr_logger_mt("kafka");
+  fraud::kafka::setLogSink([](fraud::kafka::LogLevel level, std::string_view client,
+                              std::string_view facility, std::string_view message) {
+    static constexpr spdlog::level::level_enum kLevels[] = {
+        spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err,
+        spdlog::level::critical};  // by fraud::kafka::LogLevel
+    logger->log(kLevels[static_cast<int>(level)], "{} {}: {}", client, facility, message);
+  });
 }
 
 int reportProblems(const char* prefix, const std::vector<std::string>& problems) {
@@ -155,6 +164,7 @@ int main(int argc, char** argv) {
       "alerts and dead-letter topics. The card-hash key comes from --card-hash-key-file or "
       "FRAUD_CARD_HASH_KEY, never from the command line."};
   app.require_subcommand(0, 1);
+  routeKafkaLog();
 
   loadgen::ProductionOptions run;
   auto& traffic = run.traffic;

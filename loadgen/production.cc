@@ -18,6 +18,8 @@
 #include "loadgen/record_files.h"
 #include "loadgen/topic_detector.h"
 #include "loadgen/truth_file.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/producer.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -71,8 +73,8 @@ double cpuSeconds() {
   return s(usage.ru_utime) + s(usage.ru_stime);
 }
 
-kafka::Properties producerProperties(const ProductionOptions& o) {
-  kafka::Properties properties = {
+kafka::KafkaProperties producerProperties(const ProductionOptions& o) {
+  kafka::KafkaProperties properties = {
       {"bootstrap.servers", o.brokers},
       {"client.id", "fraud-loadgen"},
       {"enable.idempotence", "true"},
@@ -84,15 +86,29 @@ kafka::Properties producerProperties(const ProductionOptions& o) {
       {"queue.buffering.max.messages", "1000000"},
       {"queue.buffering.max.kbytes", "1048576"},
   };
-  properties.insert(properties.end(), o.kafka_properties.begin(), o.kafka_properties.end());
+  for (const auto& [key, value] : o.kafka_properties) properties[key] = value;
   return properties;
 }
 
-kafka::Properties consumerProperties(const ProductionOptions& o) {
-  kafka::Properties properties = {{"bootstrap.servers", o.brokers},
-                                  {"client.id", "fraud-loadgen-alerts"}};
-  properties.insert(properties.end(), o.kafka_properties.begin(), o.kafka_properties.end());
+kafka::KafkaProperties consumerProperties(const ProductionOptions& o) {
+  kafka::KafkaProperties properties = {{"bootstrap.servers", o.brokers},
+                                       {"client.id", "fraud-loadgen-alerts"}};
+  for (const auto& [key, value] : o.kafka_properties) properties[key] = value;
   return properties;
+}
+
+kafka::KafkaHandle makeProducer(const ProductionOptions& o, Deliveries& deliveries,
+                                std::string& error) {
+  auto conf = kafka::makeKafkaConf(producerProperties(o), error);
+  if (!conf) {
+    error = "Kafka producer configuration: " + error;
+    return nullptr;
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &onDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), &deliveries);
+  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!producer) error = "cannot create the Kafka producer: " + error;
+  return producer;
 }
 
 // A one-line report on stderr at most once a second.
@@ -224,13 +240,14 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
   };
 
   Deliveries deliveries;
-  kafka::Client producer;
+  kafka::KafkaHandle producer;
   rd_kafka_topic_t* topic = nullptr;
   int32_t partitions = o.partitions.value_or(kDefaultPartitions);
   if (!o.brokers.empty()) {
-    producer = kafka::makeProducer(producerProperties(o), &onDelivery, &deliveries, error);
+    producer = makeProducer(o, deliveries, error);
     if (!producer) return fail(2);
-    const auto count = kafka::partitionCount(producer.get(), o.topic, kMetadataTimeoutMs, error);
+    const auto count =
+        kafka::topicPartitionCount(producer.get(), o.topic, kMetadataTimeoutMs, error);
     if (!count) return fail(2);
     if (o.partitions && *o.partitions != *count) {
       error = "--partitions " + std::to_string(*o.partitions) + " but topic " + o.topic + " has " +
@@ -241,8 +258,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
     topic = rd_kafka_topic_new(producer.get(), o.topic.c_str(), nullptr);
   }
   // Destroyed before the producer (declared after it).
-  const std::unique_ptr<rd_kafka_topic_t, decltype(&rd_kafka_topic_destroy)> topic_guard(
-      topic, &rd_kafka_topic_destroy);
+  const kafka::TopicHandle topic_guard(topic);
 
   RecordFiles files;
   if (!files.open(o.output_dir, o.output_single, partitions, error)) return fail(2);
@@ -318,9 +334,7 @@ int runProduction(const ProductionOptions& o, const detectors::CardHasher* hashe
         const int64_t timestamp = wallClockMs();
         if (mirror) {
           const auto outcome = mirror->process(partition, record.value, timestamp);
-          if (outcome.alert) {
-            tracker.expect(detectors::AlertKey::of(*outcome.alert).idempotency_key, monotonicNs());
-          }
+          if (outcome.alert_key) tracker.expect(outcome.alert_key->idempotency_key, monotonicNs());
         }
         while (true) {
           const rd_kafka_resp_err_t err =

@@ -8,9 +8,9 @@
 
 #include "detectors/card_ref.h"
 #include "detectors/partitioner.h"
-#include "loadgen/kafka_client.h"
 #include "loadgen/run_series.h"
 #include "loadgen/traffic_model.h"
+#include "service/kafka/client.h"
 
 namespace fraud::loadgen {
 
@@ -28,7 +28,7 @@ struct ProductionOptions {
   std::string brokers;  // empty: no Kafka, files only
   std::string topic = "transactions";
   std::string alerts_topic = "alerts";
-  kafka::Properties kafka_properties;  // extra librdkafka settings, applied last
+  kafka::KafkaProperties kafka_properties;  // extra librdkafka settings, applied last
   // Partitions of the topic: from the broker's metadata when producing (this must then agree if
   // given), else this (default 12).
   std::optional<int32_t> partitions;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,13 +12,15 @@
 #include "detectors/options.h"
 #include "detectors/outcome_counts.h"
 #include "detectors/record_codec.h"
+#include "detectors/record_pipeline.h"
 
 namespace fraud::loadgen {
 
 // The detection engine over a whole topic, offline: one PartitionDetector per partition over an
-// in-memory store, fed each partition's records in order, with the live service's extra rule
-// (future_event_time against the record timestamp, SPEC §1). What the live service must produce
-// from the same partition sequences, from an empty state.
+// in-memory store, each partition's records fed in order through the record pipeline the live
+// service runs (detectors/record_pipeline.h), future_event_time check against the record
+// timestamp included (SPEC §1). What the live service must produce from the same partition
+// sequences, from an empty state.
 // Not thread-safe.
 class TopicDetector {
  public:
@@ -29,23 +32,22 @@ class TopicDetector {
 
   struct Outcome {
     std::optional<detectors::RejectReason> rejected;
-    std::optional<detectors::Alert> alert;
+    std::optional<detectors::AlertKey> alert_key;  // with an alert
+    std::string alert_json;                        // the alert record, detected_at 0
   };
-  // The next record of `partition` (0 <= partition < partitions).
+  // The next record of `partition` (0 <= partition < partitions); `record_timestamp_ms` nothing
+  // when the record has no timestamp (then it is not checked for future_event_time).
   [[nodiscard]] Outcome process(int32_t partition, std::string_view value,
-                                int64_t record_timestamp_ms);
+                                std::optional<int64_t> record_timestamp_ms);
 
-  [[nodiscard]] const detectors::OutcomeCounts& counts() const { return counts_; }
+  [[nodiscard]] const detectors::OutcomeCounts& counts() const { return pipeline_.counts(); }
   [[nodiscard]] const detectors::DetectorOptions& options() const { return options_; }
 
  private:
   struct Partition;
   detectors::DetectorOptions options_;
-  const detectors::CardHasher& hasher_;
-  int64_t max_future_skew_ms_;
-  detectors::RecordDecoder decoder_;
+  detectors::RecordPipeline pipeline_;
   std::vector<std::unique_ptr<Partition>> partitions_;
-  detectors::OutcomeCounts counts_;
 };
 
 }  // namespace fraud::loadgen

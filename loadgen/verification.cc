@@ -5,33 +5,28 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "detectors/record_headers.h"
 #include "loadgen/audit.h"
 #include "loadgen/topic_detector.h"
 #include "loadgen/truth_file.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/reader.h"
 
 namespace fraud::loadgen {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::ordered_json;
+namespace headers = detectors::headers;
 
 constexpr int kTimeoutMs = 10'000;
 
-kafka::Properties clientProperties(const VerifyOptions& o, const std::string& group) {
-  kafka::Properties properties = {{"bootstrap.servers", o.brokers},
-                                  {"client.id", "fraud-loadgen-verify"}};
-  if (!group.empty()) properties.emplace_back("group.id", group);
-  properties.insert(properties.end(), o.kafka_properties.begin(), o.kafka_properties.end());
+kafka::KafkaProperties clientProperties(const VerifyOptions& o, const std::string& group) {
+  kafka::KafkaProperties properties = {{"bootstrap.servers", o.brokers},
+                                       {"client.id", "fraud-loadgen-verify"}};
+  if (!group.empty()) properties["group.id"] = group;
+  for (const auto& [key, value] : o.kafka_properties) properties[key] = value;
   return properties;
-}
-
-std::string payload(const rd_kafka_message_t& m) {
-  return m.payload == nullptr ? std::string()
-                              : std::string(static_cast<const char*>(m.payload), m.len);
-}
-
-std::string key(const rd_kafka_message_t& m) {
-  return m.key == nullptr ? std::string() : std::string(static_cast<const char*>(m.key), m.key_len);
 }
 
 // The input read: what the engine expects, and where each partition's last record is.
@@ -50,7 +45,7 @@ ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& da
     out["caught_up"] = nullptr;
     return out;
   }
-  auto client = kafka::makeConsumer(clientProperties(o, o.group), error);
+  auto client = kafka::makeReader(clientProperties(o, o.group), /*read_committed=*/true, error);
   if (!client) {
     failed = true;
     return out;
@@ -90,14 +85,14 @@ bool readOptionalTopic(rd_kafka_t* consumer, const std::string& topic, double st
                        const std::function<void(const rd_kafka_message_t&)>& visit,
                        ordered_json& notes, std::string& error) {
   std::string metadata_error;
-  const auto partitions = kafka::partitionCount(consumer, topic, kTimeoutMs, metadata_error);
+  const auto partitions = kafka::topicPartitionCount(consumer, topic, kTimeoutMs, metadata_error);
   if (!partitions) {
     notes.push_back(metadata_error + " (read as empty)");
     return true;
   }
   const auto ends = kafka::highWatermarks(consumer, topic, *partitions, kTimeoutMs, error);
   if (!ends) return false;
-  return kafka::readTopic(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000),
+  return kafka::readToEnd(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000),
                           error);
 }
 
@@ -128,9 +123,9 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
     audit.setTruth(std::move(*truth));
   }
 
-  auto consumer = kafka::makeConsumer(clientProperties(o, ""), error);
+  auto consumer = kafka::makeReader(clientProperties(o, ""), /*read_committed=*/true, error);
   if (!consumer) return fail();
-  const auto partitions = kafka::partitionCount(consumer.get(), o.topic, kTimeoutMs, error);
+  const auto partitions = kafka::topicPartitionCount(consumer.get(), o.topic, kTimeoutMs, error);
   if (!partitions) return fail();
   const auto input_end =
       kafka::highWatermarks(consumer.get(), o.topic, *partitions, kTimeoutMs, error);
@@ -139,14 +134,14 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
   std::vector<int64_t> data_end(static_cast<size_t>(*partitions), 0);
   std::vector<int64_t> data_start(static_cast<size_t>(*partitions), -1);
-  const bool input_read = kafka::readTopic(
+  const bool input_read = kafka::readToEnd(
       consumer.get(), o.topic, *input_end,
       [&](const rd_kafka_message_t& m) {
-        const int64_t timestamp = rd_kafka_message_timestamp(&m, nullptr);
-        const auto value = payload(m);
-        const auto outcome = engine.process(m.partition, value, timestamp);
+        // A record without a timestamp is not checked for future_event_time, as in the service.
+        const auto outcome =
+            engine.process(m.partition, kafka::payloadOf(&m), kafka::timestampOf(&m));
         if (outcome.rejected) audit.expectRejection(m.partition, m.offset, *outcome.rejected);
-        if (outcome.alert) audit.expectAlert(*outcome.alert, o.detector);
+        if (outcome.alert_key) audit.expectAlert(*outcome.alert_key, outcome.alert_json);
         data_end[static_cast<size_t>(m.partition)] = m.offset + 1;
         auto& start = data_start[static_cast<size_t>(m.partition)];
         if (start < 0) start = m.offset;
@@ -171,8 +166,9 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   const bool alerts_read = readOptionalTopic(
       consumer.get(), o.alerts_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
-        audit.observeAlert(ObservedAlert{m.partition, m.offset, key(m),
-                                         kafka::headerValue(&m, "idempotency-key"), payload(m)});
+        audit.observeAlert(ObservedAlert{m.partition, m.offset, std::string(kafka::keyOf(&m)),
+                                         kafka::headerValue(&m, headers::kIdempotencyKey),
+                                         std::string(kafka::payloadOf(&m))});
       },
       notes, error);
   if (!alerts_read) return fail();
@@ -180,10 +176,10 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
       consumer.get(), o.dlq_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
         audit.observeRejection(
-            ObservedRejection{m.partition, m.offset, kafka::headerValue(&m, "reject-reason"),
-                              kafka::headerValue(&m, "source-topic"),
-                              kafka::headerValue(&m, "source-partition"),
-                              kafka::headerValue(&m, "source-offset")},
+            ObservedRejection{m.partition, m.offset, kafka::headerValue(&m, headers::kRejectReason),
+                              kafka::headerValue(&m, headers::kSourceTopic),
+                              kafka::headerValue(&m, headers::kSourcePartition),
+                              kafka::headerValue(&m, headers::kSourceOffset)},
             o.topic);
       },
       notes, error);

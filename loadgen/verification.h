@@ -6,7 +6,7 @@
 
 #include "detectors/card_ref.h"
 #include "detectors/options.h"
-#include "loadgen/kafka_client.h"
+#include "service/kafka/client.h"
 
 namespace fraud::loadgen {
 
@@ -19,7 +19,7 @@ struct VerifyOptions {
   std::string dlq_topic = "transactions.dlq";
   std::string truth_path;  // optional
   std::string group = "fraud-detector";
-  kafka::Properties kafka_properties;
+  kafka::KafkaProperties kafka_properties;
   detectors::DetectorOptions detector;
   int64_t max_future_skew_ms = 300'000;
   // How long to wait for the group's committed offsets to reach the input's last records; 0

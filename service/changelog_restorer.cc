@@ -17,8 +17,8 @@ constexpr size_t kRestoreBatch = 10'000;
 
 }  // namespace
 
-ChangelogRestorer::ChangelogRestorer(const KafkaProperties& kafka, std::string changelog_topic,
-                                     state::StateDb& db)
+ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& kafka,
+                                     std::string changelog_topic, state::StateDb& db)
     : kafka_(kafka), topic_(std::move(changelog_topic)), db_(db) {
   kafka_["isolation.level"] = "read_committed";
   kafka_["enable.partition.eof"] = "true";
@@ -31,9 +31,9 @@ ChangelogRestorer::~ChangelogRestorer() { stop(); }
 
 std::optional<std::string> ChangelogRestorer::start() {
   std::string error;
-  auto conf = makeKafkaConf(kafka_, error);
+  auto conf = kafka::makeKafkaConf(kafka_, error);
   if (!conf) return "restore consumer configuration: " + error;
-  consumer_ = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
   if (!consumer_) return "restore consumer: " + error;
   thread_ = std::thread([this] { loop(); });
   return std::nullopt;
@@ -50,7 +50,8 @@ void ChangelogRestorer::stop() {
   consumer_.reset();
 }
 
-void ChangelogRestorer::enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) {
+void ChangelogRestorer::enqueue(
+    const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) {
   {
     std::lock_guard lock(mu_);
     for (const auto& [partition, ticket] : partition_tickets) {
@@ -64,9 +65,10 @@ void ChangelogRestorer::enqueue(const std::vector<std::pair<int32_t, uint64_t>>&
 
 void ChangelogRestorer::cancel(int32_t partition) {
   std::lock_guard lock(mu_);
-  queue_.erase(std::remove_if(queue_.begin(), queue_.end(),
-                              [partition](const auto& queued) { return queued.first == partition; }),
-               queue_.end());
+  queue_.erase(
+      std::remove_if(queue_.begin(), queue_.end(),
+                     [partition](const auto& queued) { return queued.first == partition; }),
+      queue_.end());
   cancelled_[partition] = true;
   progress_.erase(partition);
 }
@@ -128,8 +130,8 @@ void ChangelogRestorer::loop() {
         RestoreResult failed;
         failed.partition = partition;
         failed.ticket = ticket;
-        failed.error = std::string("restore of partition ") + std::to_string(partition) + ": " +
-                       e.what();
+        failed.error =
+            std::string("restore of partition ") + std::to_string(partition) + ": " + e.what();
         completed_.push_back(std::move(failed));
       }
     }
@@ -181,8 +183,8 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     }
   }
   // The changelog's start and end offsets of every partition, in two requests.
-  auto earliest = makePartitionList(static_cast<int>(partitions.size()));
-  auto latest = makePartitionList(static_cast<int>(partitions.size()));
+  auto earliest = kafka::makePartitionList(static_cast<int>(partitions.size()));
+  auto latest = kafka::makePartitionList(static_cast<int>(partitions.size()));
   for (const int32_t p : partitions) {
     rd_kafka_topic_partition_list_add(earliest.get(), topic_.c_str(), p)->offset =
         RD_KAFKA_OFFSET_BEGINNING;
@@ -198,7 +200,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     }
   }
 
-  auto assignment = makePartitionList();
+  auto assignment = kafka::makePartitionList();
   for (int i = 0; i < latest->cnt; ++i) {
     Job& job = jobs.at(latest->elems[i].partition);
     const int64_t low = std::max<int64_t>(0, earliest->elems[i].offset);
@@ -246,7 +248,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
         --remaining;
       }
     }
-    KafkaMessage message(rd_kafka_consumer_poll(consumer_.get(), kPollMs));
+    kafka::KafkaMessage message(rd_kafka_consumer_poll(consumer_.get(), kPollMs));
     if (!message) continue;
     const auto it = jobs.find(message->partition);
     if (it == jobs.end() || it->second.done) continue;
@@ -268,9 +270,9 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     }
     job.next = message->offset + 1;
     ++job.records;
-    const auto key = keyOf(message.get());
+    const auto key = kafka::keyOf(message.get());
     if (key == kChangelogCheckpointKey) {
-      if (auto checkpoint = state::PartitionCheckpoint::decode(payloadOf(message.get()))) {
+      if (auto checkpoint = state::PartitionCheckpoint::decode(kafka::payloadOf(message.get()))) {
         job.latest = checkpoint;
       } else {
         ++job.malformed;
@@ -281,7 +283,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
       state::CardChange change;
       std::memcpy(change.card_ref.bytes.data(), key.data(), key.size());
       if (message->payload != nullptr) {
-        const std::string_view value = payloadOf(message.get());
+        const std::string_view value = kafka::payloadOf(message.get());
         if (state::decodeCardState(value)) {
           change.encoded = std::string(value);
         } else {

@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "service/changelog_format.h"
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/restore_queue.h"
 #include "state/state_db.h"
 
@@ -35,7 +36,8 @@ namespace fraud::service {
 // from the owning thread.
 class ChangelogRestorer final : public RestoreQueue {
  public:
-  ChangelogRestorer(const KafkaProperties& kafka, std::string changelog_topic, state::StateDb& db);
+  ChangelogRestorer(const kafka::KafkaProperties& kafka, std::string changelog_topic,
+                    state::StateDb& db);
   ~ChangelogRestorer() override;
 
   // Starts the thread; an error message when the consumer cannot be created.
@@ -54,10 +56,10 @@ class ChangelogRestorer final : public RestoreQueue {
   void finish(Job& job, std::optional<std::string> error);
   [[nodiscard]] bool cancelled(int32_t partition) const;
 
-  KafkaProperties kafka_;
+  kafka::KafkaProperties kafka_;
   std::string topic_;
   state::StateDb& db_;
-  KafkaHandle consumer_;
+  kafka::KafkaHandle consumer_;
   std::thread thread_;
 
   mutable std::mutex mu_;

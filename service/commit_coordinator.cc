@@ -8,7 +8,7 @@ namespace fraud::service {
 
 CommitCoordinator::CommitCoordinator(
     Options options, TransactionalOutput& output, TaskManager& tasks,
-    std::function<GroupMetadata()> group,
+    std::function<kafka::GroupMetadata()> group,
     std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets,
     std::function<uint64_t()> cached_bytes, IntervalMetrics& interval, ServiceMetrics* metrics)
     : options_(std::move(options)),
@@ -24,7 +24,7 @@ void CommitCoordinator::begin() {
   last_commit_started_ = Clock::now();
   uncommitted_records_ = 0;
   committing_.clear();
-  auto offsets = makePartitionList();
+  auto offsets = kafka::makePartitionList();
   for (const auto& [p, task] : tasks_.tasks()) {
     const auto checkpoint = task->prepareCommit(output_, options_.changelog_topic);
     if (!checkpoint) continue;
@@ -49,7 +49,7 @@ CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Resu
     tasks_.rewindAll();
     return Outcome::kAborted;
   }
-  auto offsets = makePartitionList();
+  auto offsets = kafka::makePartitionList();
   for (const auto& [p, checkpoint] : committing_) {
     // A task revoked or rebuilt since the commit began has nothing more to learn from it.
     PartitionTask* task = tasks_.task(p);
@@ -152,8 +152,7 @@ bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {
     if (!task.active()) return;
     if (auto error = task.persist()) {
       // The changelog holds the truth; a restart restores this partition from it.
-      spdlog::critical("partition {}: cannot write local checkpoint: {}", task.partition(),
-                       *error);
+      spdlog::critical("partition {}: cannot write local checkpoint: {}", task.partition(), *error);
       ok = false;
     }
   };

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/metrics.h"
 #include "service/task_manager.h"
 #include "service/transactional_output.h"
@@ -33,8 +34,8 @@ class CommitCoordinator {
     std::string changelog_topic;
     std::chrono::milliseconds commit_interval{100};
     std::chrono::milliseconds checkpoint_interval{10'000};  // 0: persist after every commit
-    uint64_t cache_pressure_bytes = 0;  // persist early past this many cached bytes
-    size_t max_held_bytes = 64 << 20;   // output held during a commit
+    uint64_t cache_pressure_bytes = 0;    // persist early past this many cached bytes
+    size_t max_held_bytes = 64 << 20;     // output held during a commit
     uint64_t max_held_records = 500'000;  // records processed during a commit
     // The mock cluster acknowledges transactional offsets without storing them: commit them
     // again outside the transaction (embedded mode only).
@@ -46,7 +47,7 @@ class CommitCoordinator {
   // transaction (used only with commit_offsets_outside_transaction); `cached_bytes` reads the
   // state cache's size.
   CommitCoordinator(Options options, TransactionalOutput& output, TaskManager& tasks,
-                    std::function<GroupMetadata()> group,
+                    std::function<kafka::GroupMetadata()> group,
                     std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets,
                     std::function<uint64_t()> cached_bytes, IntervalMetrics& interval,
                     ServiceMetrics* metrics);
@@ -87,7 +88,7 @@ class CommitCoordinator {
   Options options_;
   TransactionalOutput& output_;
   TaskManager& tasks_;
-  std::function<GroupMetadata()> group_;
+  std::function<kafka::GroupMetadata()> group_;
   std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets_;
   std::function<uint64_t()> cached_bytes_;
   IntervalMetrics& interval_;  // flushed to metrics_ at every commit, cleared on abort

@@ -3,26 +3,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <fstream>
+
+#include "service/kafka/properties.h"
 
 namespace fraud::service {
 namespace {
-
-std::string trim(std::string s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
-
-// Splits KEY=VALUE; nothing when there is no '=' or the key is empty.
-std::optional<std::pair<std::string, std::string>> property(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos) return std::nullopt;
-  auto key = trim(text.substr(0, eq));
-  if (key.empty()) return std::nullopt;
-  return std::pair{key, trim(text.substr(eq + 1))};
-}
 
 bool validTopicName(const std::string& name) {
   if (name.empty() || name.size() > 249 || name == "." || name == "..") return false;
@@ -120,33 +105,21 @@ std::vector<std::string> ServiceConfig::validate() const {
     add("--log-level must be one of trace, debug, info, warn, error, critical, off");
   }
   for (const auto& text : kafka_overrides) {
-    if (!property(text)) add("--kafka expects KEY=VALUE, got '" + text + "'");
+    if (!kafka::parseProperty(text)) add("--kafka expects KEY=VALUE, got '" + text + "'");
   }
   return problems;
 }
 
-std::map<std::string, std::string> kafkaProperties(const ServiceConfig& config,
-                                                   std::vector<std::string>& problems) {
-  std::map<std::string, std::string> properties;
+kafka::KafkaProperties kafkaProperties(const ServiceConfig& config,
+                                       std::vector<std::string>& problems) {
+  kafka::KafkaProperties properties;
   if (config.kafka_config_file) {
-    std::ifstream in(*config.kafka_config_file);
-    if (!in) {
-      problems.push_back("cannot read --kafka-config " + *config.kafka_config_file);
-    }
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      const auto text = trim(line);
-      if (text.empty() || text[0] == '#' || text[0] == '!') continue;
-      if (const auto kv = property(text)) {
-        properties[kv->first] = kv->second;
-      } else {
-        problems.push_back(*config.kafka_config_file + ":" + std::to_string(number) +
-                           ": expected key=value");
-      }
-    }
+    auto file = kafka::readPropertiesFile(*config.kafka_config_file);
+    for (auto& problem : file.problems) problems.push_back("--kafka-config: " + problem);
+    properties = std::move(file.properties);
   }
   for (const auto& text : config.kafka_overrides) {
-    if (const auto kv = property(text)) properties[kv->first] = kv->second;
+    if (const auto kv = kafka::parseProperty(text)) properties[kv->first] = kv->second;
   }
   return properties;
 }
@@ -221,7 +194,8 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
                  "A librdkafka property KEY=VALUE for every client (repeatable; wins over "
                  "--kafka-config)");
   opt("--kafka-config", c.kafka_config_file,
-      "A properties file of librdkafka settings (e.g. SASL/TLS), one key=value a line");
+      "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
+      "lines, # and ! comments (Java properties syntax)");
   opt("--http-address", c.http_address, "API listen address")->capture_default_str();
   opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
   opt("--probe-port", c.probe_port,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "detectors/options.h"
+#include "service/kafka/client.h"
 #include "state/state_db.h"
 
 namespace CLI {
@@ -70,7 +71,8 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& config);
 
 // librdkafka properties from the --kafka-config file and the --kafka overrides, in that order.
 // Appends every problem (unreadable file, malformed line) to `problems`.
-[[nodiscard]] std::map<std::string, std::string> kafkaProperties(
-    const ServiceConfig& config, std::vector<std::string>& problems);
+// The file's syntax: service/kafka/properties.h.
+[[nodiscard]] kafka::KafkaProperties kafkaProperties(const ServiceConfig& config,
+                                                     std::vector<std::string>& problems);
 
 }  // namespace fraud::service

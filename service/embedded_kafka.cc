@@ -4,7 +4,7 @@
 
 namespace fraud::service {
 
-EmbeddedKafka::EmbeddedKafka(KafkaHandle host, rd_kafka_mock_cluster_s* cluster)
+EmbeddedKafka::EmbeddedKafka(kafka::KafkaHandle host, rd_kafka_mock_cluster_s* cluster)
     : host_(std::move(host)), cluster_(cluster) {}
 
 EmbeddedKafka::~EmbeddedKafka() {
@@ -14,16 +14,16 @@ EmbeddedKafka::~EmbeddedKafka() {
 std::unique_ptr<EmbeddedKafka> EmbeddedKafka::start(const ServiceConfig& config,
                                                     std::string& error) {
   // The mock cluster lives inside a client instance; it never connects anywhere.
-  auto conf = makeKafkaConf({{"log_level", "3"}}, error);
+  auto conf = kafka::makeKafkaConf({{"log_level", "3"}}, error);
   if (!conf) return nullptr;
-  auto host = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  auto host = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
   if (!host) return nullptr;
   rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(host.get(), 1);
   if (cluster == nullptr) {
     error = "cannot start the mock cluster";
     return nullptr;
   }
-  std::unique_ptr<EmbeddedKafka> kafka(new EmbeddedKafka(std::move(host), cluster));
+  std::unique_ptr<EmbeddedKafka> embedded(new EmbeddedKafka(std::move(host), cluster));
   for (const auto* topic :
        {&config.input_topic, &config.alerts_topic, &config.dlq_topic, &config.changelog_topic}) {
     if (const auto err =
@@ -32,7 +32,7 @@ std::unique_ptr<EmbeddedKafka> EmbeddedKafka::start(const ServiceConfig& config,
       return nullptr;
     }
   }
-  return kafka;
+  return embedded;
 }
 
 std::string EmbeddedKafka::bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }

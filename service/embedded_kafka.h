@@ -4,7 +4,7 @@
 #include <string>
 
 #include "service/config.h"
-#include "service/kafka.h"
+#include "service/kafka/client.h"
 
 struct rd_kafka_mock_cluster_s;
 
@@ -26,8 +26,8 @@ class EmbeddedKafka {
   [[nodiscard]] std::string bootstrap() const;
 
  private:
-  EmbeddedKafka(KafkaHandle host, rd_kafka_mock_cluster_s* cluster);
-  KafkaHandle host_;
+  EmbeddedKafka(kafka::KafkaHandle host, rd_kafka_mock_cluster_s* cluster);
+  kafka::KafkaHandle host_;
   rd_kafka_mock_cluster_s* cluster_;
 };
 

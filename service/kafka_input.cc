@@ -15,15 +15,16 @@ KafkaInput::KafkaInput(rd_kafka_t* consumer, std::string topic, std::string auto
       auto_offset_reset_(std::move(auto_offset_reset)) {}
 
 void KafkaInput::pause(const std::vector<int32_t>& partitions) {
-  auto list = makePartitionList(static_cast<int>(partitions.size()));
-  for (const int32_t p : partitions) rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
+  auto list = kafka::makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions)
+    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
   if (const auto err = rd_kafka_pause_partitions(consumer_, list.get())) {
     spdlog::error("pause input partitions: {}", rd_kafka_err2str(err));
   }
 }
 
 void KafkaInput::resume(int32_t partition) {
-  auto list = makePartitionList(1);
+  auto list = kafka::makePartitionList(1);
   rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition);
   if (const auto err = rd_kafka_resume_partitions(consumer_, list.get())) {
     spdlog::error("partition {}: resume: {}", partition, rd_kafka_err2str(err));
@@ -31,10 +32,11 @@ void KafkaInput::resume(int32_t partition) {
 }
 
 bool KafkaInput::seek(int32_t partition, int64_t offset) {
-  auto list = makePartitionList(1);
+  auto list = kafka::makePartitionList(1);
   rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition)->offset = offset;
-  if (KafkaError e(rd_kafka_seek_partitions(consumer_, list.get(), kBlockingCallMs)); e) {
-    spdlog::error("partition {}: seek to {}: {}", partition, offset, rd_kafka_error_string(e.get()));
+  if (kafka::KafkaError e(rd_kafka_seek_partitions(consumer_, list.get(), kBlockingCallMs)); e) {
+    spdlog::error("partition {}: seek to {}: {}", partition, offset,
+                  rd_kafka_error_string(e.get()));
     return false;
   }
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -47,8 +49,9 @@ bool KafkaInput::seek(int32_t partition, int64_t offset) {
 
 std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& partitions) {
   std::map<int32_t, int64_t> result;
-  auto list = makePartitionList(static_cast<int>(partitions.size()));
-  for (const int32_t p : partitions) rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
+  auto list = kafka::makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions)
+    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
   if (const auto err = rd_kafka_committed(consumer_, list.get(), kBlockingCallMs)) {
     spdlog::warn("committed offsets of {}: {}; asking again", topic_, rd_kafka_err2str(err));
     return result;
@@ -64,16 +67,15 @@ std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& 
       result[elem.partition] = elem.offset;
       continue;
     }
-    int64_t low = 0;
-    int64_t high = 0;
-    if (const auto err = rd_kafka_query_watermark_offsets(consumer_, topic_.c_str(), elem.partition,
-                                                          &low, &high, kBlockingCallMs)) {
+    std::string error;
+    const auto marks =
+        kafka::queryWatermarks(consumer_, topic_, elem.partition, kBlockingCallMs, error);
+    if (!marks) {
       // Starting at 0 here would replay the whole history, or skip it: neither is ours to guess.
-      spdlog::warn("partition {}: watermark query: {}; asking again", elem.partition,
-                   rd_kafka_err2str(err));
+      spdlog::warn("partition {}: watermark query: {}; asking again", elem.partition, error);
       continue;
     }
-    result[elem.partition] = auto_offset_reset_ == "latest" ? high : low;
+    result[elem.partition] = auto_offset_reset_ == "latest" ? marks->high : marks->low;
   }
   return result;
 }

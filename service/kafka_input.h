@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/task_manager.h"
 
 namespace fraud::service {

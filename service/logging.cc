@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "service/kafka/client.h"
+
 namespace fraud::service {
 namespace {
 
@@ -50,6 +52,15 @@ void configureLogging(const std::string& format, const std::string& level) {
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
   spdlog::flush_every(std::chrono::seconds(1));
+  // librdkafka's own lines (connection failures and the like) in the same format and stream.
+  kafka::setLogSink([](kafka::LogLevel kafka_level, std::string_view client,
+                       std::string_view facility, std::string_view message) {
+    static constexpr spdlog::level::level_enum kLevels[] = {
+        spdlog::level::debug, spdlog::level::info, spdlog::level::warn, spdlog::level::err,
+        spdlog::level::critical};  // by kafka::LogLevel
+    spdlog::log(kLevels[static_cast<int>(kafka_level)], "kafka {} {}: {}", client, facility,
+                message);
+  });
 }
 
 }  // namespace fraud::service

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "detectors/card_ref.h"
-#include "service/card_hash_key.h"
 #include "service/core_dumps.h"
+#include "service/kafka/secret.h"
 #include "service/replay.h"
 #include "service/run.h"
 #include "service/version.h"
@@ -37,7 +37,7 @@ int replayMain(const fraud::service::ReplayOptions& options,
     bad = true;
   }
   std::string error;
-  const auto key = fraud::service::loadCardHashKey(key_file, error);
+  const auto key = fraud::kafka::loadCardHashKey(key_file, error);
   if (!key) {
     std::fprintf(stderr, "replay: %s\n", error.c_str());
     bad = true;
@@ -46,6 +46,10 @@ int replayMain(const fraud::service::ReplayOptions& options,
 
   const fraud::detectors::CardHasher hasher(key->bytes);
   const auto result = fraud::service::runReplay(options, hasher);
+  if (result.refused) {
+    std::fprintf(stderr, "replay: %s\n", result.error->c_str());
+    return 2;
+  }
   if (result.error) {
     std::fprintf(stderr, "replay: %s\n", result.error->c_str());
     std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());

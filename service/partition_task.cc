@@ -4,26 +4,14 @@
 #include <exception>
 
 #include "detectors/alert.h"
+#include "detectors/record_headers.h"
 #include "service/changelog_format.h"
 #include "service/dead_letter.h"
 
 namespace fraud::service {
-namespace {
+namespace headers = detectors::headers;
 
-// Kafka header names of the records the service writes.
-constexpr std::string_view kIdempotencyKeyHeader = "idempotency-key";
-constexpr std::string_view kRejectReasonHeader = "reject-reason";
-constexpr std::string_view kSourceTopicHeader = "source-topic";
-constexpr std::string_view kSourcePartitionHeader = "source-partition";
-constexpr std::string_view kSourceOffsetHeader = "source-offset";
-constexpr std::string_view kTruncatedHeader = "truncated";
-constexpr std::string_view kOriginalSizeHeader = "original-size";
-constexpr std::string_view kOriginalKeySizeHeader = "original-key-size";
-
-}  // namespace
-
-PartitionTask::PartitionTask(int32_t partition, const TaskContext& context,
-                             uint64_t restore_ticket)
+PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket)
     : partition_(partition),
       context_(context),
       source_partition_(std::to_string(partition)),
@@ -63,18 +51,29 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     if (!record.value) {
       // A tombstone is no JSON value at all (SPEC §1: invalid_json).
       reject(record, detectors::RejectReason::kInvalidJson);
-      return Processed::kDone;
-    }
-    const auto decoded = context_.decoder.decode(*record.value);
-    if (!decoded.ok()) {
-      reject(record, *decoded.rejected);
-    } else if (record.timestamp_ms &&
-               detectors::isFutureEventTime(decoded.tx.event_time, *record.timestamp_ms,
-                                            context_.config.max_future_skew_ms)) {
-      reject(record, detectors::RejectReason::kFutureEventTime);
     } else {
-      if (record.key != decoded.tx.card) ++context_.interval.tally.key_mismatch;
-      detect(decoded);
+      alert_json_.clear();
+      detectors::RecordOutcome outcome;
+      {
+        std::lock_guard lock(mu_);
+        outcome =
+            context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
+      }
+      if (outcome.rejected) {
+        reject(record, *outcome.rejected);
+      } else {
+        const auto& tx = context_.pipeline.prepared(0).tx;
+        if (record.key != tx.card) ++context_.interval.tally.key_mismatch;
+        context_.interval.tally.outcomes.count(outcome.detected);
+        const int64_t now_ms = context_.wall_clock_ms();
+        context_.interval.lateness.observe(
+            static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
+        if (outcome.alert_key) {
+          context_.output.send(context_.config.alerts_topic, kAnyPartition,
+                               outcome.detected.alert->card_ref.hex(), alert_json_,
+                               {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+        }
+      }
     }
     std::lock_guard lock(mu_);
     next_offset_ = record.offset + 1;
@@ -87,59 +86,36 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
   }
 }
 
-void PartitionTask::detect(const detectors::DecodeResult& decoded) {
-  const auto card_ref = context_.hasher.hash(decoded.tx.card);
-  detectors::PartitionDetector::Result result;
-  {
-    std::lock_guard lock(mu_);
-    result = detector_->process(card_ref, decoded.tx);
-  }
-  context_.interval.tally.outcomes.count(result);
-  const int64_t now_ms = context_.wall_clock_ms();
-  context_.interval.lateness.observe(
-      static_cast<double>(std::max<int64_t>(0, now_ms - decoded.tx.event_time)) / 1000.0);
-  if (!result.alert) return;
-  const auto key = detectors::AlertKey::of(*result.alert);
-  std::string json;
-  json.reserve(512);
-  detectors::appendAlertJson(json, *result.alert, key, context_.config.detector, now_ms);
-  context_.output.send(context_.config.alerts_topic, kAnyPartition,
-                       result.alert->card_ref.hex(), json,
-                       {{kIdempotencyKeyHeader, key.idempotency_key}});
-}
-
 void PartitionTask::reject(const InputRecord& record, detectors::RejectReason reason) {
   context_.interval.tally.outcomes.countRejected(reason);
   const std::string offset = std::to_string(record.offset);
   const std::string_view reason_name = detectors::rejectReasonName(reason);
   const std::string& topic = context_.config.input_topic;
-  const size_t header_bytes = kRejectReasonHeader.size() + reason_name.size() +
-                              kSourceTopicHeader.size() + topic.size() +
-                              kSourcePartitionHeader.size() + source_partition_.size() +
-                              kSourceOffsetHeader.size() + offset.size();
+  const size_t header_bytes = headers::kRejectReason.size() + reason_name.size() +
+                              headers::kSourceTopic.size() + topic.size() +
+                              headers::kSourcePartition.size() + source_partition_.size() +
+                              headers::kSourceOffset.size() + offset.size();
   const DeadLetter letter =
       fitDeadLetter(record.key, record.value, header_bytes, context_.max_dead_letter_bytes);
   if (!letter.truncated) {
-    context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key,
-                         letter.value,
-                         {{kRejectReasonHeader, reason_name},
-                          {kSourceTopicHeader, topic},
-                          {kSourcePartitionHeader, source_partition_},
-                          {kSourceOffsetHeader, offset}});
+    context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key, letter.value,
+                         {{headers::kRejectReason, reason_name},
+                          {headers::kSourceTopic, topic},
+                          {headers::kSourcePartition, source_partition_},
+                          {headers::kSourceOffset, offset}});
     return;
   }
   ++context_.interval.tally.dead_letters_truncated;
   const std::string value_size = std::to_string(letter.original_value_size);
   const std::string key_size = std::to_string(letter.original_key_size);
-  context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key,
-                       letter.value,
-                       {{kRejectReasonHeader, reason_name},
-                        {kSourceTopicHeader, topic},
-                        {kSourcePartitionHeader, source_partition_},
-                        {kSourceOffsetHeader, offset},
-                        {kTruncatedHeader, "true"},
-                        {kOriginalSizeHeader, value_size},
-                        {kOriginalKeySizeHeader, key_size}});
+  context_.output.send(context_.config.dlq_topic, kAnyPartition, letter.key, letter.value,
+                       {{headers::kRejectReason, reason_name},
+                        {headers::kSourceTopic, topic},
+                        {headers::kSourcePartition, source_partition_},
+                        {headers::kSourceOffset, offset},
+                        {headers::kTruncated, "true"},
+                        {headers::kOriginalSize, value_size},
+                        {headers::kOriginalKeySize, key_size}});
 }
 
 std::optional<state::PartitionCheckpoint> PartitionTask::prepareCommit(

@@ -13,6 +13,7 @@
 #include "detectors/card_ref.h"
 #include "detectors/partition_detector.h"
 #include "detectors/record_codec.h"
+#include "detectors/record_pipeline.h"
 #include "service/config.h"
 #include "service/metrics.h"
 #include "service/record_collector.h"
@@ -32,9 +33,8 @@ struct InputRecord {
 // go and the counters of the current commit interval. All owned by the caller; single thread.
 struct TaskContext {
   const ServiceConfig& config;
-  const detectors::CardHasher& hasher;
   RecordCollector& output;
-  detectors::RecordDecoder& decoder;
+  detectors::RecordPipeline& pipeline;  // decode, skew check, card_ref, detect, render
   IntervalMetrics& interval;
   size_t max_dead_letter_bytes;            // the dead-letter topic's record limit
   std::function<int64_t()> wall_clock_ms;  // detected_at and lateness
@@ -102,11 +102,11 @@ class PartitionTask {
 
  private:
   void reject(const InputRecord& record, detectors::RejectReason reason);
-  void detect(const detectors::DecodeResult& decoded);
 
   const int32_t partition_;
   const TaskContext& context_;
   const std::string source_partition_;  // decimal, for dead-letter headers
+  std::string alert_json_;              // reused for every alert
 
   // Written by the ingest thread under mu_; read by it without, by others under mu_.
   mutable std::mutex mu_;

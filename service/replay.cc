@@ -1,6 +1,7 @@
 #include "service/replay.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,9 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "detectors/alert.h"
 #include "detectors/partition_detector.h"
-#include "detectors/record_codec.h"
+#include "detectors/record_pipeline.h"
 #include "state/memory_card_store.h"
 
 namespace fraud::service {
@@ -35,6 +35,26 @@ bool isBlank(std::string_view line) {
 }
 
 std::string describeErrno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Opening the output (O_TRUNC) would empty an input that is the same regular file, under
+// whatever name (a symbolic or hard link, "..", standard input or output redirected to it);
+// appending to it would feed the alerts back in. Files are the same when device and inode are.
+std::optional<std::string> sameFileAsInput(int in_fd, const ReplayOptions& options) {
+  struct stat in_stat {};
+  if (::fstat(in_fd, &in_stat) != 0 || !S_ISREG(in_stat.st_mode)) return std::nullopt;
+  struct stat out_stat {};
+  const bool to_stdout = options.output == "-";
+  const int found =
+      to_stdout ? ::fstat(STDOUT_FILENO, &out_stat) : ::stat(options.output.c_str(), &out_stat);
+  if (found != 0 || out_stat.st_dev != in_stat.st_dev || out_stat.st_ino != in_stat.st_ino) {
+    return std::nullopt;
+  }
+  const std::string input = options.input == "-" ? "standard input" : options.input;
+  const std::string output = to_stdout ? "standard output" : options.output;
+  return "--output " + output + " is the input " + input +
+         " (the same file): writing alerts there would destroy the transactions before they are "
+         "read; choose another output file";
+}
 
 class OutputFile {
  public:
@@ -92,6 +112,12 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
     }
     ::posix_fadvise(in_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
+  if (auto same = sameFileAsInput(in_fd, options)) {
+    result.error = std::move(same);
+    result.refused = true;
+    if (in_fd != STDIN_FILENO) ::close(in_fd);
+    return result;
+  }
   int out_fd = STDOUT_FILENO;
   if (options.output != "-") {
     out_fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -104,40 +130,22 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
 
   state::MemoryCardStore store;
   detectors::PartitionDetector detector(options.detector, store);
+  // No future-skew check: a file has no record timestamps.
+  detectors::RecordPipeline pipeline(detectors::PipelineOptions{std::nullopt, &wallClockMs},
+                                     hasher);
   OutputFile output(out_fd);
   ProgressReporter progress(options.progress);
-  auto& counts = result.counts;
 
-  // Records go through in batches: every record of a batch is decoded and hashed, and its
-  // card's state prefetched, before the first is detected, so the memory latency of one card
+  // Records go through in batches: every record of a batch is prepared (decoded, hashed, its
+  // card's state prefetched) before the first is detected, so the memory latency of one card
   // overlaps the work on the others. Detection itself stays in file order.
-  constexpr size_t kBatch = 32;
-  std::array<detectors::RecordDecoder, kBatch> decoders;
-  std::array<detectors::DecodeResult, kBatch> decoded;
-  std::array<detectors::CardRef, kBatch> card_refs;
+  constexpr size_t kBatch = detectors::RecordPipeline::kSlots;
   size_t batched = 0;
 
   auto flushBatch = [&] {
-    // The slots were prefetched while decoding; now the events they point to.
+    pipeline.warm(batched, store);
     for (size_t i = 0; i < batched; ++i) {
-      if (!decoded[i].ok()) continue;
-      if (const auto* state = store.find(card_refs[i]); state != nullptr) {
-        const auto* bytes = reinterpret_cast<const char*>(state->events.data());
-        const size_t size = std::min<size_t>(state->events.size() * sizeof(detectors::Event), 512);
-        for (size_t offset = 0; offset < size; offset += 64) __builtin_prefetch(bytes + offset);
-      }
-    }
-    for (size_t i = 0; i < batched; ++i) {
-      if (!decoded[i].ok()) {
-        counts.countRejected(*decoded[i].rejected);
-        continue;
-      }
-      auto processed = detector.process(card_refs[i], decoded[i].tx);
-      counts.count(processed);
-      if (processed.alert) {
-        const auto key = detectors::AlertKey::of(*processed.alert);
-        detectors::appendAlertJson(output.buffer(), *processed.alert, key, options.detector,
-                                   wallClockMs());
+      if (pipeline.detect(i, detector, output.buffer()).alert_json_size > 0) {
         output.buffer().push_back('\n');
       }
     }
@@ -145,11 +153,7 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   };
   auto processLine = [&](std::string_view line) {
     if (isBlank(line)) return;
-    decoded[batched] = decoders[batched].decode(line);
-    if (decoded[batched].ok()) {
-      card_refs[batched] = hasher.hash(decoded[batched].tx.card);
-      store.prefetch(card_refs[batched]);
-    }
+    (void)pipeline.prepare(batched, line, std::nullopt, store);
     if (++batched == kBatch) flushBatch();
   };
 
@@ -183,9 +187,10 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
       result.error = describeErrno("cannot write output " + options.output);
       break;
     }
-    progress.maybeReport(counts);
+    progress.maybeReport(pipeline.counts());
   }
 
+  result.counts = pipeline.counts();
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }

@@ -19,10 +19,15 @@ struct ReplayOptions {
 struct ReplayResult {
   detectors::OutcomeCounts counts;
   std::optional<std::string> error;  // an I/O failure; counts then cover what was read
+  // The arguments were refused before anything was read or written (`error` says why): the
+  // output is the input file.
+  bool refused = false;
 };
 
 // `fraud-detector replay`: reads JSONL transactions in file order as one partition and writes
-// the alerts in emission order (SPEC §6), with the same detector the live service runs.
+// the alerts in emission order (SPEC §6), through the record pipeline the live service runs
+// (detectors/record_pipeline.h; no future-skew check: a file has no record timestamps). An output
+// that is the input file (by device and inode, whatever the path) is refused.
 [[nodiscard]] ReplayResult runReplay(const ReplayOptions& options,
                                      const detectors::CardHasher& hasher);
 

@@ -17,8 +17,9 @@
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
-#include "service/card_hash_key.h"
 #include "service/embedded_kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/secret.h"
 #include "service/logging.h"
 #include "service/metrics.h"
 #include "service/stream_processor.h"
@@ -27,6 +28,27 @@
 
 namespace fraud::service {
 namespace {
+
+constexpr const char* kApiTokenEnv = "FRAUD_API_TOKEN";
+constexpr int kReachabilityTimeoutMs = 10'000;
+
+// Whether the cluster answers at all, before anything asks for topics: an unreachable broker
+// must not be reported as a missing topic.
+std::optional<std::string> checkBrokerReachable(const ServiceConfig& config,
+                                                const kafka::KafkaProperties& properties) {
+  kafka::KafkaProperties probe = properties;
+  probe["bootstrap.servers"] = config.brokers;
+  std::string error;
+  auto conf = kafka::makeKafkaConf(probe, error);
+  if (!conf) return "Kafka configuration: " + error;
+  auto client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!client) return "Kafka client: " + error;
+  if (!kafka::brokerReachable(client.get(), kReachabilityTimeoutMs, error)) {
+    return error + " at " + config.brokers +
+           "; check --brokers, the network and the TLS/SASL settings";
+  }
+  return std::nullopt;
+}
 
 // A throwaway key for --embedded-kafka without one: card_refs then differ on every run.
 std::string ephemeralKey() {
@@ -86,13 +108,14 @@ class StopSignals {
 int runService(ServiceConfig config) {
   config.resolveDefaults();
   std::vector<std::string> problems = config.validate();
-  const auto kafka = kafkaProperties(config, problems);
+  const auto kafka_properties = kafkaProperties(config, problems);
   std::string error;
-  auto key = loadCardHashKey(config.card_hash_key_file, error);
-  if (!key && config.embedded_kafka && !config.card_hash_key_file) {
-    key = Secret{ephemeralKey(), "a throwaway key"};
-  } else if (!key) {
-    problems.push_back(error);
+  std::optional<kafka::Secret> key;
+  if (config.embedded_kafka && kafka::cardHashKeyAbsent(config.card_hash_key_file)) {
+    key = kafka::Secret{ephemeralKey(), "a throwaway key"};
+  } else {
+    key = kafka::loadCardHashKey(config.card_hash_key_file, error);
+    if (!key) problems.push_back(error);
   }
   api::ApiOptions api_options;
   api_options.address = config.http_address;
@@ -104,8 +127,8 @@ int runService(ServiceConfig config) {
   api_options.tls_key_file = config.tls_key_file.value_or("");
   if (config.api_token_file || std::getenv(kApiTokenEnv) != nullptr) {
     std::string token_error;
-    if (auto token = loadSecret(config.api_token_file, "--api-token-file", kApiTokenEnv,
-                                "API token", token_error)) {
+    if (auto token = kafka::loadSecret(config.api_token_file, "--api-token-file", kApiTokenEnv,
+                                       "API token", token_error)) {
       api_options.api_token = std::move(token->bytes);
       // Re-read when it changes (a rotated Secret); FRAUD_API_TOKEN cannot change.
       if (config.api_token_file) api_options.api_token_file = *config.api_token_file;
@@ -153,7 +176,7 @@ int runService(ServiceConfig config) {
   auto registry = std::make_shared<ServiceRegistry>();  // scrapes add process_*
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);
-  StreamProcessor processor(config, kafka, hasher, *db, metrics);
+  StreamProcessor processor(config, kafka_properties, hasher, *db, metrics);
   // The API comes up first: liveness and metrics answer while Kafka is still being reached.
   api::Router router(api_options, processor.view(), *registry);
   api::HttpServer http(api_options, router);
@@ -167,6 +190,12 @@ int runService(ServiceConfig config) {
   if (http.probePort() != 0) {
     spdlog::info("probes on http://{}:{} (/healthz /readyz /metrics)", config.http_address,
                  http.probePort());
+  }
+  if (!config.embedded_kafka) {
+    if (auto unreachable = checkBrokerReachable(config, kafka_properties)) {
+      spdlog::critical("cannot start: {}", *unreachable);
+      return 1;
+    }
   }
   if (auto start_error = processor.start()) {
     spdlog::critical("cannot start: {}", *start_error);

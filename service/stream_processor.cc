@@ -24,7 +24,8 @@ int64_t coarseWallClockMs() {
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
-size_t propertyOr(const KafkaProperties& properties, const std::string& name, size_t fallback) {
+size_t propertyOr(const kafka::KafkaProperties& properties, const std::string& name,
+                  size_t fallback) {
   const auto it = properties.find(name);
   if (it == properties.end()) return fallback;
   size_t value = 0;
@@ -37,7 +38,7 @@ size_t propertyOr(const KafkaProperties& properties, const std::string& name, si
 
 }  // namespace
 
-StreamProcessor::StreamProcessor(const ServiceConfig& config, KafkaProperties kafka,
+StreamProcessor::StreamProcessor(const ServiceConfig& config, kafka::KafkaProperties kafka,
                                  const detectors::CardHasher& hasher, state::StateDb& db,
                                  ServiceMetrics& metrics)
     : config_(config),
@@ -53,11 +54,11 @@ StreamProcessor::~StreamProcessor() {
 
 std::optional<std::string> StreamProcessor::start() {
   std::string error;
-  KafkaProperties common = kafka_;
+  kafka::KafkaProperties common = kafka_;
   common["bootstrap.servers"] = config_.brokers;
   common.try_emplace("client.id", config_.instance_id);
 
-  KafkaProperties producer_props = common;
+  kafka::KafkaProperties producer_props = common;
   producer_props["transactional.id"] = config_.group_id + "-" + config_.instance_id;
   producer_props["enable.idempotence"] = "true";
   producer_props["acks"] = "all";
@@ -67,31 +68,31 @@ std::optional<std::string> StreamProcessor::start() {
   producer_props.try_emplace("queue.buffering.max.messages", "1000000");
   // librdkafka's default (1 GiB) would let the producer queue alone outgrow the pod.
   producer_props.try_emplace("queue.buffering.max.kbytes", "262144");
-  auto producer_conf = makeKafkaConf(producer_props, error);
+  auto producer_conf = kafka::makeKafkaConf(producer_props, error);
   if (!producer_conf) return "producer configuration: " + error;
   TransactionalOutput::installDeliveryReports(producer_conf.get());
-  producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(producer_conf), error);
+  producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(producer_conf), error);
   if (!producer_) return "producer: " + error;
 
   // Admin requests go through a client of their own: librdkafka 2.0.2's main thread can stall
   // a transactional producer's transaction calls behind a slow admin request (seen against
   // the mock cluster), and the owner map is refreshed every few seconds.
-  auto admin_conf = makeKafkaConf(common, error);
+  auto admin_conf = kafka::makeKafkaConf(common, error);
   if (!admin_conf) return "admin client configuration: " + error;
-  admin_client_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(admin_conf), error);
+  admin_client_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(admin_conf), error);
   if (!admin_client_) return "admin client: " + error;
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
   if (auto e = admin_->checkTopics()) return e;
-  if (auto e = checkRecordLimits(propertyOr(producer_props, "message.max.bytes",
-                                            kDefaultMessageMaxBytes))) {
+  if (auto e = checkRecordLimits(
+          propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes))) {
     return e;
   }
-  if (KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
+  if (kafka::KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
     return "init transactions: " + errorText(e.get());
   }
   output_ = std::make_unique<TransactionalOutput>(producer_.get());
 
-  KafkaProperties consumer_props = common;
+  kafka::KafkaProperties consumer_props = common;
   consumer_props["group.id"] = config_.group_id;
   consumer_props["enable.auto.commit"] = "false";
   consumer_props["enable.auto.offset.store"] = "false";
@@ -104,20 +105,24 @@ std::optional<std::string> StreamProcessor::start() {
   consumer_props.try_emplace("max.partition.fetch.bytes", "10485760");
   consumer_props.try_emplace("queued.min.messages", "1000000");
   if (config_.static_membership) consumer_props["group.instance.id"] = config_.instance_id;
-  auto consumer_conf = makeKafkaConf(consumer_props, error);
+  auto consumer_conf = kafka::makeKafkaConf(consumer_props, error);
   if (!consumer_conf) return "consumer configuration: " + error;
   rd_kafka_conf_set_rebalance_cb(consumer_conf.get(), &StreamProcessor::onRebalance);
   rd_kafka_conf_set_opaque(consumer_conf.get(), this);
-  consumer_ = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(consumer_conf), error);
+  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(consumer_conf), error);
   if (!consumer_) return "consumer: " + error;
   rd_kafka_poll_set_consumer(consumer_.get());
 
   restorer_ = std::make_unique<ChangelogRestorer>(common, config_.changelog_topic, db_);
   if (auto e = restorer_->start()) return e;
-  input_ = std::make_unique<KafkaInput>(consumer_.get(), config_.input_topic,
-                                        config_.auto_offset_reset);
-  context_ = std::make_unique<TaskContext>(TaskContext{
-      config_, hasher_, *output_, decoder_, interval_, max_dead_letter_bytes_, &coarseWallClockMs});
+  input_ =
+      std::make_unique<KafkaInput>(consumer_.get(), config_.input_topic, config_.auto_offset_reset);
+  detectors::PipelineOptions pipeline;
+  pipeline.max_future_skew_ms = config_.max_future_skew_ms;
+  pipeline.detected_at_ms = &coarseWallClockMs;
+  pipeline_ = std::make_unique<detectors::RecordPipeline>(pipeline, hasher_);
+  context_ = std::make_unique<TaskContext>(TaskContext{config_, *output_, *pipeline_, interval_,
+                                                       max_dead_letter_bytes_, &coarseWallClockMs});
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
 
   CommitCoordinator::Options commit;
@@ -133,7 +138,7 @@ std::optional<std::string> StreamProcessor::start() {
   rd_kafka_t* consumer = consumer_.get();
   commits_ = std::make_unique<CommitCoordinator>(
       commit, *output_, *tasks_,
-      [consumer] { return GroupMetadata(rd_kafka_consumer_group_metadata(consumer)); },
+      [consumer] { return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer)); },
       [consumer](rd_kafka_topic_partition_list_t* offsets) {
         if (const auto err = rd_kafka_commit(consumer, offsets, /*async=*/1)) {
           spdlog::debug("offsets outside the transaction: {}", rd_kafka_err2str(err));
@@ -161,8 +166,8 @@ std::optional<std::string> StreamProcessor::checkRecordLimits(size_t producer_li
   const size_t dlq_limit = topicLimit(config_.dlq_topic);
   max_dead_letter_bytes_ = dlq_limit;
   const size_t changelog_limit = topicLimit(config_.changelog_topic);
-  const size_t largest =
-      state::maxEncodedCardStateBytes(config_.detector.max_events) + detectors::CardRef{}.bytes.size();
+  const size_t largest = state::maxEncodedCardStateBytes(config_.detector.max_events) +
+                         detectors::CardRef{}.bytes.size();
   if (largest + kDeadLetterReserveBytes > changelog_limit) {
     return "--max-events " + std::to_string(config_.detector.max_events) +
            ": one card's changelog record can reach " + std::to_string(largest) +
@@ -192,6 +197,5 @@ void StreamProcessor::onRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
   (void)partitions;
   rd_kafka_assign(consumer, nullptr);
 }
-
 
 }  // namespace fraud::service

@@ -11,7 +11,8 @@
 #include "service/changelog_restorer.h"
 #include "service/commit_coordinator.h"
 #include "service/config.h"
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/kafka_input.h"
 #include "service/metrics.h"
 #include "service/partition_task.h"
@@ -35,7 +36,7 @@ namespace fraud::service {
 // from any thread; view() is safe for the API's threads from construction on.
 class StreamProcessor final {
  public:
-  StreamProcessor(const ServiceConfig& config, KafkaProperties kafka,
+  StreamProcessor(const ServiceConfig& config, kafka::KafkaProperties kafka,
                   const detectors::CardHasher& hasher, state::StateDb& db, ServiceMetrics& metrics);
   ~StreamProcessor();
   StreamProcessor(const StreamProcessor&) = delete;
@@ -57,7 +58,7 @@ class StreamProcessor final {
   [[nodiscard]] std::optional<std::string> checkRecordLimits(size_t producer_limit);
 
   ServiceConfig config_;
-  KafkaProperties kafka_;
+  kafka::KafkaProperties kafka_;
   const detectors::CardHasher& hasher_;
   state::StateDb& db_;
   ServiceMetrics& metrics_;
@@ -66,14 +67,14 @@ class StreamProcessor final {
   size_t max_dead_letter_bytes_ = 0;
 
   // Created by start(), in this order; destroyed in reverse.
-  KafkaHandle producer_;
-  KafkaHandle admin_client_;
-  KafkaHandle consumer_;
+  kafka::KafkaHandle producer_;
+  kafka::KafkaHandle admin_client_;
+  kafka::KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
   std::unique_ptr<TransactionalOutput> output_;
   std::unique_ptr<ChangelogRestorer> restorer_;
   std::unique_ptr<KafkaInput> input_;
-  detectors::RecordDecoder decoder_;
+  std::unique_ptr<detectors::RecordPipeline> pipeline_;
   IntervalMetrics interval_;
   std::unique_ptr<TaskContext> context_;
   std::unique_ptr<TaskManager> tasks_;

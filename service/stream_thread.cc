@@ -12,8 +12,7 @@ constexpr size_t kConsumeBatch = 1024;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
 
 double wallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
@@ -39,7 +38,7 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
       metrics_(metrics) {}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
-  auto subscription = makePartitionList(1);
+  auto subscription = kafka::makePartitionList(1);
   rd_kafka_topic_partition_list_add(subscription.get(), config_.input_topic.c_str(),
                                     RD_KAFKA_PARTITION_UA);
   if (const auto err = rd_kafka_subscribe(clients_.consumer, subscription.get())) {
@@ -112,8 +111,8 @@ bool StreamThread::handle(const rd_kafka_message_t* message) {
   if (task == nullptr) return false;
   InputRecord record;
   record.offset = message->offset;
-  record.key = keyOf(message);
-  if (message->payload != nullptr) record.value = payloadOf(message);
+  record.key = kafka::keyOf(message);
+  if (message->payload != nullptr) record.value = kafka::payloadOf(message);
   rd_kafka_timestamp_type_t type;
   const int64_t timestamp = rd_kafka_message_timestamp(message, &type);
   if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) record.timestamp_ms = timestamp;
@@ -138,10 +137,8 @@ bool StreamThread::handle(const rd_kafka_message_t* message) {
   return true;
 }
 
-void StreamThread::rebalance(rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t* partitions) {
-  cooperative_ =
-      std::string_view(rd_kafka_rebalance_protocol(clients_.consumer)) == "COOPERATIVE";
+void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {
+  cooperative_ = std::string_view(rd_kafka_rebalance_protocol(clients_.consumer)) == "COOPERATIVE";
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     assign(partitions);
   } else {
@@ -152,12 +149,12 @@ void StreamThread::rebalance(rd_kafka_resp_err_t err,
 void StreamThread::assign(rd_kafka_topic_partition_list_t* partitions) {
   metrics_.rebalances.Add({{"kind", "assign"}}).Increment();
   if (cooperative_) {
-    if (KafkaError e(rd_kafka_incremental_assign(clients_.consumer, partitions)); e) {
+    if (kafka::KafkaError e(rd_kafka_incremental_assign(clients_.consumer, partitions)); e) {
       spdlog::error("incremental assign: {}", rd_kafka_error_string(e.get()));
     }
   } else {
     // An eager assignment replaces the whole set: pass every partition we hold.
-    auto all = makePartitionList();
+    auto all = kafka::makePartitionList();
     for (const int32_t p : tasks_.partitions()) {
       rd_kafka_topic_partition_list_add(all.get(), config_.input_topic.c_str(), p);
     }
@@ -195,7 +192,7 @@ void StreamThread::revoke(rd_kafka_topic_partition_list_t* partitions, bool lost
   tasks_.remove(dropped);
   for (const int32_t p : dropped) dropPartitionGauges(p);
   if (cooperative_) {
-    if (KafkaError e(rd_kafka_incremental_unassign(clients_.consumer, partitions)); e) {
+    if (kafka::KafkaError e(rd_kafka_incremental_unassign(clients_.consumer, partitions)); e) {
       spdlog::error("incremental unassign: {}", rd_kafka_error_string(e.get()));
     }
   } else {

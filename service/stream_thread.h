@@ -7,7 +7,8 @@
 
 #include "service/commit_coordinator.h"
 #include "service/config.h"
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/metrics.h"
 #include "service/restore_queue.h"
 #include "service/state_query.h"

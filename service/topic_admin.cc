@@ -27,7 +27,7 @@ TopicAdmin::~TopicAdmin() {
 std::optional<std::string> TopicAdmin::checkTopics() {
   std::string error;
   for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic}) {
-    const auto count = topicPartitionCount(client_, *topic, kBlockingCallMs, error);
+    const auto count = kafka::topicPartitionCount(client_, *topic, kBlockingCallMs, error);
     if (!count) return error;
     if (topic == &config_.input_topic) input_partitions_ = *count;
   }
@@ -35,54 +35,39 @@ std::optional<std::string> TopicAdmin::checkTopics() {
 }
 
 std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
-  std::string error;
-  if (const auto count =
-          topicPartitionCount(client_, config_.changelog_topic, kBlockingCallMs, error)) {
-    if (*count == input_partitions_) return std::nullopt;
-    return "changelog topic " + config_.changelog_topic + " has " + std::to_string(*count) +
-           " partitions; it needs as many as " + config_.input_topic + " (" +
-           std::to_string(input_partitions_) + ")";
+  const auto info = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
+  if (info.status == kafka::TopicStatus::kFound) {
+    if (info.partitions == input_partitions_) return std::nullopt;
+    return "changelog topic " + config_.changelog_topic + " has " +
+           std::to_string(info.partitions) + " partitions; it needs as many as " +
+           config_.input_topic + " (" + std::to_string(input_partitions_) + ")";
   }
+  if (info.status != kafka::TopicStatus::kUnknownTopic) return info.error;
   // Like Kafka Streams' internal topics: created on first start, compacted, one partition per
   // input partition.
-  char message[512];
-  rd_kafka_NewTopic_t* topic =
-      rd_kafka_NewTopic_new(config_.changelog_topic.c_str(), input_partitions_,
-                            config_.changelog_replication_factor, message, sizeof(message));
-  if (topic == nullptr) return std::string("changelog topic: ") + message;
-  rd_kafka_NewTopic_set_config(topic, "cleanup.policy", "compact");
-  KafkaQueue queue(rd_kafka_queue_new(client_));
-  rd_kafka_CreateTopics(client_, &topic, 1, nullptr, queue.get());
-  rd_kafka_NewTopic_destroy(topic);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
-  std::optional<std::string> failure;
-  if (event == nullptr) {
-    failure = "timed out creating changelog topic " + config_.changelog_topic;
-  } else {
-    size_t count = 0;
-    const auto* results =
-        rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event), &count);
-    const auto err =
-        rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR
-            ? rd_kafka_event_error(event)
-            : (count == 1 ? rd_kafka_topic_result_error(results[0]) : RD_KAFKA_RESP_ERR__FAIL);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
-      failure =
-          "cannot create changelog topic " + config_.changelog_topic + ": " + rd_kafka_err2str(err);
+  kafka::NewTopic topic;
+  topic.name = config_.changelog_topic;
+  topic.partitions = input_partitions_;
+  topic.replication_factor = config_.changelog_replication_factor;
+  topic.config = {{"cleanup.policy", "compact"}};
+  std::string error;
+  if (!kafka::createTopic(client_, topic, kBlockingCallMs, error)) {
+    // Another instance may have created it meanwhile.
+    const auto again = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
+    if (again.status == kafka::TopicStatus::kFound && again.partitions == input_partitions_) {
+      return std::nullopt;
     }
-    rd_kafka_event_destroy(event);
+    return "cannot create changelog topic " + config_.changelog_topic + ": " + error;
   }
-  if (!failure) {
-    spdlog::info("created changelog topic {} ({} partitions, compacted)", config_.changelog_topic,
-                 input_partitions_);
-  }
-  return failure;
+  spdlog::info("created changelog topic {} ({} partitions, compacted)", config_.changelog_topic,
+               input_partitions_);
+  return std::nullopt;
 }
 
 std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
   rd_kafka_ConfigResource_t* resource =
       rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
-  KafkaQueue queue(rd_kafka_queue_new(client_));
+  kafka::KafkaQueue queue(rd_kafka_queue_new(client_));
   rd_kafka_DescribeConfigs(client_, &resource, 1, nullptr, queue.get());
   rd_kafka_ConfigResource_destroy(resource);
   rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
@@ -134,33 +119,9 @@ std::optional<std::string> TopicAdmin::ownerOf(int32_t partition) const {
 }
 
 std::optional<std::map<int32_t, std::string>> TopicAdmin::describeOwners() {
-  const char* group = config_.group_id.c_str();
-  KafkaQueue queue(rd_kafka_queue_new(client_));
-  rd_kafka_DescribeConsumerGroups(client_, &group, 1, nullptr, queue.get());
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kDescribeGroupMs);
-  if (event == nullptr) return std::nullopt;
-  std::optional<std::map<int32_t, std::string>> owners;
-  if (rd_kafka_event_error(event) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    owners.emplace();
-    size_t count = 0;
-    const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
-        rd_kafka_event_DescribeConsumerGroups_result(event), &count);
-    for (size_t g = 0; g < count; ++g) {
-      const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
-      for (size_t m = 0; m < members; ++m) {
-        const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
-        const auto* assigned =
-            rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
-        for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
-          if (config_.input_topic == assigned->elems[i].topic) {
-            (*owners)[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
-          }
-        }
-      }
-    }
-  }
-  rd_kafka_event_destroy(event);
-  return owners;
+  std::string error;
+  return kafka::groupPartitionOwners(client_, config_.group_id, config_.input_topic,
+                                     kDescribeGroupMs, error);
 }
 
 }  // namespace fraud::service

@@ -11,7 +11,8 @@
 #include <thread>
 
 #include "service/config.h"
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 
 namespace fraud::service {
 

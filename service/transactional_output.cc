@@ -29,17 +29,16 @@ rd_kafka_headers_t* makeHeaders(std::initializer_list<RecordCollector::Header> h
 }  // namespace
 
 void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
-  rd_kafka_conf_set_dr_msg_cb(
-      conf, [](rd_kafka_t*, const rd_kafka_message_t* message, void*) {
-        if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
-                       rd_kafka_err2str(message->err));
-          return;
-        }
-        if (message->_private != nullptr) {
-          *static_cast<int64_t*>(message->_private) = message->offset;
-        }
-      });
+  rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* message, void*) {
+    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
+                   rd_kafka_err2str(message->err));
+      return;
+    }
+    if (message->_private != nullptr) {
+      *static_cast<int64_t*>(message->_private) = message->offset;
+    }
+  });
 }
 
 TransactionalOutput::TransactionalOutput(rd_kafka_t* producer)
@@ -78,7 +77,7 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
 
 bool TransactionalOutput::beginIfClosed() {
   if (open_) return true;
-  if (KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
+  if (kafka::KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
     spdlog::error("begin transaction: {}", errorText(e.get()));
     if (rd_kafka_error_is_fatal(e.get())) fatal_ = true;
     lost_record_ = true;
@@ -112,7 +111,7 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
   }
   const auto first_try = std::chrono::steady_clock::now();
   while (true) {
-    KafkaError error(rd_kafka_produceva(producer_, fields.data(), fields.size()));
+    kafka::KafkaError error(rd_kafka_produceva(producer_, fields.data(), fields.size()));
     const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
@@ -130,7 +129,7 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
   }
 }
 
-void TransactionalOutput::startCommit(PartitionList offsets, GroupMetadata group) {
+void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group) {
   committing_ = true;
   commit_started_ = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
@@ -168,8 +167,8 @@ void TransactionalOutput::publish(Result result) {
 
 TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request) {
   if (request.offsets && request.offsets->cnt > 0) {
-    if (KafkaError e(rd_kafka_send_offsets_to_transaction(producer_, request.offsets.get(),
-                                                          request.group.get(), kOffsetsTimeoutMs));
+    if (kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
+            producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
         e) {
       spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
       return rd_kafka_error_is_fatal(e.get()) ? Result::kFatal : Result::kAborted;
@@ -177,7 +176,7 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
   }
   // Commit flushes the transaction's records first; their delivery reports run on this thread.
   while (true) {
-    KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
+    kafka::KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
     if (!e) return Result::kCommitted;
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
@@ -224,8 +223,8 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
       continue;
     }
     produce(held.topic.c_str(), held.partition, held.key,
-            held.value ? std::optional<std::string_view>(*held.value) : std::nullopt,
-            kafka_headers, held.delivered_offset);
+            held.value ? std::optional<std::string_view>(*held.value) : std::nullopt, kafka_headers,
+            held.delivered_offset);
   }
   held_bytes_ = 0;
   return result;
@@ -241,7 +240,7 @@ TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
   if (!open_) return Result::kAborted;
   open_ = false;
   while (true) {
-    KafkaError e(rd_kafka_abort_transaction(producer_, kRemainingTransactionTime));
+    kafka::KafkaError e(rd_kafka_abort_transaction(producer_, kRemainingTransactionTime));
     if (!e) return Result::kAborted;
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("abort transaction: {}", errorText(e.get()));

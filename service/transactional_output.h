@@ -12,7 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/record_collector.h"
 
 namespace fraud::service {
@@ -60,7 +61,7 @@ class TransactionalOutput final : public RecordCollector {
   // Starts committing the open transaction, with these input offsets (may be empty). Not while
   // a commit is in flight. A transaction that cannot commit (a record was lost) is aborted
   // instead, and finishCommit() reports kAborted.
-  void startCommit(PartitionList offsets, GroupMetadata group);
+  void startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group);
   // The in-flight commit's result once it is through (blocking when `wait`), else nothing.
   // After kCommitted, the held records go out in a new transaction. After kAborted the
   // transaction is aborted and the held records are dropped: the caller rewinds its input.
@@ -87,8 +88,8 @@ class TransactionalOutput final : public RecordCollector {
     int64_t* delivered_offset;
   };
   struct CommitRequest {
-    PartitionList offsets;
-    GroupMetadata group;
+    kafka::PartitionList offsets;
+    kafka::GroupMetadata group;
   };
 
   [[nodiscard]] bool beginIfClosed();

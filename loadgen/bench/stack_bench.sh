@@ -38,7 +38,7 @@ brokers=$(sed -n 's/^bootstrap=//p' <<<"$status")
 run_id=bench-$(date +%s)-$$
 out=${out:-$(mktemp -d "/tmp/fraud-$run_id.XXXX")}
 mkdir -p "$out"
-printf 'stack-bench-card-hash-key-%s' "$run_id" >"$out/card-hash.key"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$out/card-hash.key"  # 64 hex characters: keys under 32 bytes are refused
 kafka create-topic "$run_id-tx" "$partitions" >/dev/null
 kafka create-topic "$run_id-alerts" 3 >/dev/null
 kafka create-topic "$run_id-dlq" 3 >/dev/null

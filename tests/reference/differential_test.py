@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_edge_cases  # noqa: E402
 import spec_reference  # noqa: E402
 
-CARD_HASH_KEY = "differential-test-key-\u00e9"
+CARD_HASH_KEY = "differential-test-key-of-32-bytes-\u00e9"
 ALERT_FIELD_ORDER = ["alert_id", "idempotency_key", "revision", "card_ref", "rule", "threshold", "window_ms",
                      "grace_ms", "window_start", "window_end", "countries", "tx_ids", "trigger_tx_id",
                      "trigger_event_time", "detected_at"]
@@ -183,7 +183,6 @@ def repro_command(binary: str, path: str, params: ParamSet) -> str:
 
 
 def run_seeds(args) -> int:
-    os.makedirs(args.keep_dir, exist_ok=True)
     jobs = [(f"fixed-{name}", data, 0, ParamSet(name, *p)) for name, data, p in gen_edge_cases.fixed_cases()]
     jobs += [(f"seed{seed}-{p.name}", None, seed, p)
              for seed in range(args.first_seed, args.first_seed + args.seeds) for p in PARAM_SETS]
@@ -198,6 +197,7 @@ def run_seeds(args) -> int:
             if mismatch is None:
                 continue
             mismatches += 1
+            os.makedirs(args.keep_dir, exist_ok=True)  # only when there is something to keep
             kept = os.path.join(args.keep_dir, f"{label}.jsonl")
             with open(kept, "wb") as f:
                 f.write(data)

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "service/kafka/producer.h"
+
 namespace fraud::testing {
 
 // The broker the test command started (FRAUD_TEST_BROKERS), or nothing when unset.
@@ -25,7 +27,8 @@ struct TopicRecord {
   std::map<std::string, std::string> headers;
 };
 
-// Admin, produce and read-back helpers for integration tests against a real broker.
+// Admin, produce and read-back helpers for integration tests against a real broker, over
+// fraud::kafka (the project's one Kafka layer); failures are test failures.
 class TestKafka {
  public:
   explicit TestKafka(std::string brokers);
@@ -61,7 +64,7 @@ class TestKafka {
   [[nodiscard]] int partitionCount(const std::string& topic);
 
   std::string brokers_;
-  rd_kafka_t* producer_ = nullptr;
+  kafka::SyncProducer producer_;
 };
 
 }  // namespace fraud::testing

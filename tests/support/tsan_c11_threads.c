@@ -80,7 +80,6 @@ int cnd_wait(cnd_t* cond, mtx_t* mutex) {
   return result(pthread_cond_wait((pthread_cond_t*)cond, (pthread_mutex_t*)mutex));
 }
 int cnd_timedwait(cnd_t* cond, mtx_t* mutex, const struct timespec* deadline) {
-  return result(
-      pthread_cond_timedwait((pthread_cond_t*)cond, (pthread_mutex_t*)mutex, deadline));
+  return result(pthread_cond_timedwait((pthread_cond_t*)cond, (pthread_mutex_t*)mutex, deadline));
 }
 void cnd_destroy(cnd_t* cond) { pthread_cond_destroy((pthread_cond_t*)cond); }

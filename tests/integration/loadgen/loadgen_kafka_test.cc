@@ -24,7 +24,11 @@
 
 #include "detectors/partitioner.h"
 #include "detectors/record_codec.h"
-#include "loadgen/kafka_client.h"
+#include "detectors/record_headers.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/producer.h"
+#include "service/kafka/reader.h"
+#include "tests/support/test_kafka.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -33,14 +37,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr int kTimeoutMs = 30'000;
-constexpr const char* kKey = "integration-test-card-hash-key";
+constexpr const char* kKey = "integration-test-card-hash-key-of-32-bytes-or-more";
 constexpr const char* kStartTime = "1700000000000";
-
-std::optional<std::string> testBrokers() {
-  const char* brokers = std::getenv("FRAUD_TEST_BROKERS");
-  if (brokers == nullptr || *brokers == '\0') return std::nullopt;
-  return std::string(brokers);
-}
 
 // Runs a program to completion, stdout into `stdout_path`, stderr into `stdout_path`.err.
 // Returns its exit status (128 + signal when killed).
@@ -88,7 +86,7 @@ struct Record {
 class LoadgenKafkaTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto brokers = testBrokers();
+    const auto brokers = fraud::testing::testBrokers();
     if (!brokers)
       GTEST_SKIP() << "FRAUD_TEST_BROKERS is not set: start a broker with "
                       "scripts/kafka start and export its bootstrap address";
@@ -99,9 +97,9 @@ class LoadgenKafkaTest : public ::testing::Test {
     fs::create_directories(dir_);
     key_file_ = (dir_ / "card-hash.key").string();
     std::ofstream(key_file_) << kKey << "\n";
-    std::string error;
-    admin_ = kafka::makeProducer({{"bootstrap.servers", brokers_}}, nullptr, nullptr, error);
-    ASSERT_TRUE(admin_) << error;
+    admin_ = std::make_unique<kafka::SyncProducer>(
+        kafka::KafkaProperties{{"bootstrap.servers", brokers_}});
+    ASSERT_TRUE(admin_->ok()) << admin_->error();
   }
   void TearDown() override {
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
@@ -113,27 +111,28 @@ class LoadgenKafkaTest : public ::testing::Test {
         "lg-it-" + name + "-" + std::to_string(::getpid()) + "-" +
         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
     std::string error;
-    EXPECT_TRUE(kafka::createTopic(admin_.get(), topic, partitions, kTimeoutMs, error)) << error;
+    EXPECT_TRUE(
+        kafka::createTopic(admin_->client(), {topic, partitions, -1, {}}, kTimeoutMs, error))
+        << error;
     return topic;
   }
 
   // Every record of the topic, by partition, in partition order.
   std::map<int32_t, std::vector<Record>> readTopic(const std::string& topic) {
     std::string error;
-    auto consumer = kafka::makeConsumer({{"bootstrap.servers", brokers_}}, error);
+    auto consumer = kafka::makeReader({{"bootstrap.servers", brokers_}}, true, error);
     EXPECT_TRUE(consumer) << error;
-    const auto partitions = kafka::partitionCount(consumer.get(), topic, kTimeoutMs, error);
+    const auto partitions = kafka::topicPartitionCount(consumer.get(), topic, kTimeoutMs, error);
     EXPECT_TRUE(partitions) << error;
     const auto ends = kafka::highWatermarks(consumer.get(), topic, *partitions, kTimeoutMs, error);
     EXPECT_TRUE(ends) << error;
     std::map<int32_t, std::vector<Record>> records;
-    const bool read = kafka::readTopic(
+    const bool read = kafka::readToEnd(
         consumer.get(), topic, *ends,
         [&](const rd_kafka_message_t& m) {
           records[m.partition].push_back(
-              Record{m.partition, m.offset, rd_kafka_message_timestamp(&m, nullptr),
-                     std::string(static_cast<const char*>(m.key), m.key_len),
-                     std::string(static_cast<const char*>(m.payload), m.len)});
+              Record{m.partition, m.offset, kafka::timestampOf(&m).value_or(-1),
+                     std::string(kafka::keyOf(&m)), std::string(kafka::payloadOf(&m))});
         },
         kTimeoutMs, error);
     EXPECT_TRUE(read) << error;
@@ -192,25 +191,23 @@ class LoadgenKafkaTest : public ::testing::Test {
 
   // Queues one record to a named topic; flush() waits for every acknowledgement.
   void produceTo(const std::string& topic, int32_t partition, const std::string& key,
-                 const std::string& value, const kafka::Properties& headers) {
-    rd_kafka_topic_t* handle = rd_kafka_topic_new(admin_.get(), topic.c_str(), nullptr);
-    ASSERT_EQ(kafka::produce(admin_.get(), handle, partition, key, value, 0, headers),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_topic_destroy(handle);
+                 const std::string& value, const kafka::Headers& headers) {
+    ASSERT_TRUE(admin_->enqueue(topic, partition, key, value, headers)) << admin_->error();
   }
-  void flush() { ASSERT_EQ(rd_kafka_flush(admin_.get(), kTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR); }
+  void flush() { ASSERT_TRUE(admin_->flush(kTimeoutMs)) << admin_->error(); }
 
   // Produces alerts as the service does: key card_ref, header idempotency-key.
   void produceAlert(const std::string& topic, const std::string& line, int32_t partition) {
     const auto alert = json::parse(line);
     produceTo(topic, partition, alert["card_ref"].get<std::string>(), line,
-              {{"idempotency-key", alert["idempotency_key"].get<std::string>()}});
+              {{std::string(detectors::headers::kIdempotencyKey),
+                alert["idempotency_key"].get<std::string>()}});
   }
 
   std::string brokers_;
   fs::path dir_;
   std::string key_file_;
-  kafka::Client admin_;
+  std::unique_ptr<kafka::SyncProducer> admin_;
   static inline int counter_ = 0;
 };
 
@@ -271,19 +268,14 @@ TEST_F(LoadgenKafkaTest, Murmur2PartitionerPlacesKeysAsTheJavaClientWould) {
 TEST_F(LoadgenKafkaTest, LibrdkafkaPartitionersAgreeWithOursOnTheBroker) {
   for (const char* partitioner : {"consistent_random", "murmur2_random"}) {
     const std::string topic = freshTopic(std::string("rdk-") + partitioner, 7);
-    std::string error;
-    auto producer = kafka::makeProducer(
-        {{"bootstrap.servers", brokers_}, {"partitioner", partitioner}}, nullptr, nullptr, error);
-    ASSERT_TRUE(producer) << error;
-    rd_kafka_topic_t* handle = rd_kafka_topic_new(producer.get(), topic.c_str(), nullptr);
+    kafka::SyncProducer producer({{"bootstrap.servers", brokers_}, {"partitioner", partitioner}});
+    ASSERT_TRUE(producer.ok()) << producer.error();
     std::mt19937_64 random(99);
     for (int i = 0; i < 3000; ++i) {
       const std::string key = "card-" + std::to_string(random());
-      ASSERT_EQ(kafka::produce(producer.get(), handle, RD_KAFKA_PARTITION_UA, key, "v", 0),
-                RD_KAFKA_RESP_ERR_NO_ERROR);
+      ASSERT_TRUE(producer.enqueue(topic, RD_KAFKA_PARTITION_UA, key, "v")) << producer.error();
     }
-    ASSERT_EQ(rd_kafka_flush(producer.get(), kTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_topic_destroy(handle);
+    ASSERT_TRUE(producer.flush(kTimeoutMs)) << producer.error();
     const auto ours = std::string(partitioner) == "murmur2_random" ? &detectors::partitionMurmur2
                                                                    : &detectors::partitionCrc32;
     size_t total = 0;

@@ -25,7 +25,7 @@ using nlohmann::json;
 using std::chrono::seconds;
 
 constexpr int kPartitions = 4;
-constexpr const char* kKey = "integration-test-key";
+constexpr const char* kKey = "integration-test-card-hash-key-of-32-bytes";
 
 // Alerts keyed by idempotency key, without detected_at; keys seen more than once are counted.
 struct AlertSet {

@@ -6,13 +6,15 @@
 #include <cstdio>
 #include <fstream>
 
+#include "tests/support/temp_dir.h"
+
 namespace fraud::loadgen {
 namespace {
 
 class TruthFileTest : public ::testing::Test {
  protected:
-  void TearDown() override { std::remove(path_.c_str()); }
-  std::string path_ = ::testing::TempDir() + "truth-" + std::to_string(::getpid()) + ".jsonl";
+  fraud::testing::TempDir dir_;
+  std::string path_ = dir_.file("truth.jsonl");
 };
 
 TEST_F(TruthFileTest, LinesReadBackAsWritten) {

@@ -22,7 +22,8 @@ using Outcome = CommitCoordinator::Outcome;
 
 size_t threadCount() {
   size_t n = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
     ++n;
   }
   return n;
@@ -36,11 +37,11 @@ class CommitCoordinatorTest : public ::testing::Test {
     cluster_.createTopic(config_.dlq_topic, 1);
     cluster_.createTopic("changelog", 2);
     producer_ = cluster_.transactionalProducer(
-        "commit-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+        "commit-test-" +
+        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     output_ = std::make_unique<TransactionalOutput>(producer_.get());
-    context_ = std::make_unique<TaskContext>(TaskContext{config_, hasher_, *output_, decoder_,
-                                                         interval_, 1'000'000,
-                                                         [] { return int64_t{0}; }});
+    context_ = std::make_unique<TaskContext>(
+        TaskContext{config_, *output_, pipeline_, interval_, 1'000'000, [] { return int64_t{0}; }});
     tasks_ = std::make_unique<TaskManager>(*context_, *db_, input_, restorer_);
     tasks_->assign({0, 1});
     for (const int32_t p : {0, 1}) {
@@ -61,7 +62,7 @@ class CommitCoordinatorTest : public ::testing::Test {
     options.commit_interval = std::chrono::milliseconds(0);
     commits_ = std::make_unique<CommitCoordinator>(
         options, *output_, *tasks_,
-        [] { return GroupMetadata(rd_kafka_consumer_group_metadata_new("commit-test")); },
+        [] { return kafka::GroupMetadata(rd_kafka_consumer_group_metadata_new("commit-test")); },
         nullptr, nullptr, interval_, nullptr);
   }
 
@@ -79,13 +80,13 @@ class CommitCoordinatorTest : public ::testing::Test {
 
   ServiceConfig config_;
   detectors::CardHasher hasher_{kTestKey};
-  detectors::RecordDecoder decoder_;
+  detectors::RecordPipeline pipeline_{detectors::PipelineOptions{}, hasher_};
   IntervalMetrics interval_;
   MockCluster cluster_;
   TempStateDb db_;
   FakeInput input_;
   FakeRestorer restorer_;
-  KafkaHandle producer_;
+  kafka::KafkaHandle producer_;
   std::unique_ptr<TransactionalOutput> output_;
   std::unique_ptr<TaskContext> context_;
   std::unique_ptr<TaskManager> tasks_;

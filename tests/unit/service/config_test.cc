@@ -6,9 +6,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tests/support/temp_dir.h"
+
 namespace fraud::service {
 namespace {
 
+using fraud::testing::TempDir;
 using ::testing::HasSubstr;
 
 ServiceConfig parse(std::vector<std::string> args) {
@@ -69,11 +72,10 @@ TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
 }
 
 TEST(ServiceConfig, KafkaPropertiesComeFromFileThenFlags) {
-  const std::string path = ::testing::TempDir() + "/kafka.properties";
-  {
-    std::ofstream file(path);
-    file << "# comment\nsecurity.protocol = SASL_SSL\nsasl.mechanism=PLAIN\n\nlinger.ms=1\n";
-  }
+  TempDir dir;
+  const std::string path =
+      dir.write("kafka.properties",
+                "# comment\nsecurity.protocol = SASL_SSL\nsasl.mechanism: PLAIN\n\nlinger.ms=1\n");
   auto config = parse({"--brokers", "b:1", "--kafka-config", path, "--kafka", "linger.ms=20"});
   std::vector<std::string> problems;
   const auto properties = kafkaProperties(config, problems);
@@ -89,6 +91,16 @@ TEST(ServiceConfig, UnreadableKafkaConfigIsAProblem) {
   (void)kafkaProperties(config, problems);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_THAT(problems[0], HasSubstr("/nonexistent/kafka.properties"));
+}
+
+TEST(ServiceConfig, MalformedKafkaConfigLineIsAProblemWithItsLineNumber) {
+  TempDir dir;
+  const auto path = dir.write("kafka.properties", "acks=all\nsasl.password\n");
+  auto config = parse({"--brokers", "b:1", "--kafka-config", path});
+  std::vector<std::string> problems;
+  (void)kafkaProperties(config, problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_THAT(problems[0], HasSubstr(path + ":2: expected key=value"));
 }
 
 }  // namespace

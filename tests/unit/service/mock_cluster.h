@@ -8,7 +8,8 @@
 
 #include <string>
 
-#include "service/kafka.h"
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
 #include "service/transactional_output.h"
 
 namespace fraud::service::testing {
@@ -22,8 +23,8 @@ class MockCluster {
  public:
   MockCluster() {
     std::string error;
-    auto conf = makeKafkaConf({{"log_level", "2"}}, error);
-    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    auto conf = kafka::makeKafkaConf({{"log_level", "2"}}, error);
+    host_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
     cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
   }
   ~MockCluster() {
@@ -46,25 +47,26 @@ class MockCluster {
   void setRoundTripMs(int ms) { rd_kafka_mock_broker_set_rtt(cluster_, 1, ms); }
 
   // A transactional producer with transactions initialised.
-  [[nodiscard]] KafkaHandle transactionalProducer(const std::string& transactional_id) const {
+  [[nodiscard]] kafka::KafkaHandle transactionalProducer(
+      const std::string& transactional_id) const {
     std::string error;
-    auto conf = makeKafkaConf({{"bootstrap.servers", bootstrap()},
-                               {"transactional.id", transactional_id},
-                               {"enable.idempotence", "true"},
-                               {"linger.ms", "1"},
-                               {"log_level", "2"}},
-                              error);
+    auto conf = kafka::makeKafkaConf({{"bootstrap.servers", bootstrap()},
+                                      {"transactional.id", transactional_id},
+                                      {"enable.idempotence", "true"},
+                                      {"linger.ms", "1"},
+                                      {"log_level", "2"}},
+                                     error);
     EXPECT_TRUE(conf) << error;
     TransactionalOutput::installDeliveryReports(conf.get());
-    auto producer = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
     EXPECT_TRUE(producer) << error;
-    KafkaError init(rd_kafka_init_transactions(producer.get(), 10'000));
+    kafka::KafkaError init(rd_kafka_init_transactions(producer.get(), 10'000));
     EXPECT_FALSE(init) << (init ? rd_kafka_error_string(init.get()) : "");
     return producer;
   }
 
  private:
-  KafkaHandle host_;
+  kafka::KafkaHandle host_;
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
 };
 

@@ -57,9 +57,9 @@ TEST_F(PartitionTaskTest, ThirdCountryRaisesAnAlertWithItsIdempotencyKey) {
 }
 
 TEST_F(PartitionTaskTest, PoisonRecordsGoToTheDeadLetterTopicWithTheirReason) {
-  EXPECT_EQ(feed(0, std::nullopt), PartitionTask::Processed::kDone);         // tombstone
-  EXPECT_EQ(feed(1, std::string_view()), PartitionTask::Processed::kDone);   // empty value
-  EXPECT_EQ(feed(2, "\xff\xfe{}"), PartitionTask::Processed::kDone);         // not UTF-8
+  EXPECT_EQ(feed(0, std::nullopt), PartitionTask::Processed::kDone);        // tombstone
+  EXPECT_EQ(feed(1, std::string_view()), PartitionTask::Processed::kDone);  // empty value
+  EXPECT_EQ(feed(2, "\xff\xfe{}"), PartitionTask::Processed::kDone);        // not UTF-8
   EXPECT_EQ(feed(3, R"({"tx_id":"t","card":"card-0001"})"), PartitionTask::Processed::kDone);
   const auto letters = harness_.output.on(harness_.config.dlq_topic);
   ASSERT_EQ(letters.size(), 4u);

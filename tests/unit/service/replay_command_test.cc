@@ -1,24 +1,19 @@
 // `fraud-detector replay` as a user runs it: the binary, files, stdin, exit statuses.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/support/child_process.h"
+#include "tests/support/temp_dir.h"
 
 namespace fraud::testing {
 namespace {
 
 using std::chrono::seconds;
-
-std::string tempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
-
-std::string writeFile(const std::string& name, const std::string& content) {
-  const auto path = tempPath(name);
-  std::ofstream(path, std::ios::binary) << content;
-  return path;
-}
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -35,24 +30,36 @@ std::string lastLine(const std::string& text) {
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
-struct Run {
+struct ReplayRun {
   int status;
   std::string out;
   std::string err;
 };
 
-Run replay(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-           const std::string& stdin_path = "/dev/null") {
-  std::vector<std::string> all = {"replay"};
-  all.insert(all.end(), args.begin(), args.end());
-  ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"), stdin_path);
-  const auto status = process.waitExit(seconds(60));
-  return {status.value_or(-1), process.stdoutText(), process.stderrText()};
-}
+const std::map<std::string, std::string> kKeyEnv = {
+    {"FRAUD_CARD_HASH_KEY", "cli-test-card-hash-key-of-32-bytes"}};
 
-const std::map<std::string, std::string> kKeyEnv = {{"FRAUD_CARD_HASH_KEY", "cli-test-key"}};
+// Every file of a test in a directory of its own, removed at the end.
+class ReplayCommand : public ::testing::Test {
+ protected:
+  std::string tempPath(const std::string& name) const { return dir_.file(name); }
+  std::string writeFile(const std::string& name, const std::string& content) const {
+    return dir_.write(name, content);
+  }
+  ReplayRun replay(const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env,
+                   const std::string& stdin_path = "/dev/null") const {
+    std::vector<std::string> all = {"replay"};
+    all.insert(all.end(), args.begin(), args.end());
+    ChildProcess process(FRAUD_DETECTOR_BIN, all, env, tempPath("replay-run"), stdin_path);
+    const auto status = process.waitExit(seconds(60));
+    return {status.value_or(-1), process.stdoutText(), process.stderrText()};
+  }
 
-TEST(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
+  TempDir dir_;
+};
+
+TEST_F(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
   const auto input =
       writeFile("three.jsonl",
                 "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
@@ -74,7 +81,7 @@ TEST(ReplayCommand, WritesAlertsAndEndsStderrWithTheSummary) {
                                   R"("rejected":{"invalid_json":1}})"));
 }
 
-TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
+TEST_F(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
   const auto input =
       writeFile("stdin.jsonl",
                 "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
@@ -87,7 +94,7 @@ TEST(ReplayCommand, ReadsStdinAndWritesAnOutputFile) {
   EXPECT_EQ(nlohmann::json::parse(readFile(output))["trigger_tx_id"], "c");
 }
 
-TEST(ReplayCommand, DetectorFlagsChangeTheRule) {
+TEST_F(ReplayCommand, DetectorFlagsChangeTheRule) {
   const auto input =
       writeFile("two.jsonl",
                 "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
@@ -101,22 +108,23 @@ TEST(ReplayCommand, DetectorFlagsChangeTheRule) {
   EXPECT_EQ(alert["window_ms"], 500);
 }
 
-TEST(ReplayCommand, KeyFileWinsOverEnvironment) {
+TEST_F(ReplayCommand, KeyFileWinsOverEnvironment) {
   const auto input = writeFile(
       "key.jsonl", "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n");
-  const auto key_file = writeFile("key.txt", "file-key\n");
+  const std::string file_key = "file-card-hash-key-of-32-bytes-or-more";
+  const auto key_file = writeFile("key.txt", file_key + "\n");
   const auto with_env = replay({"--input", input, "--threshold", "1", "--max-events", "1"},
-                               {{"FRAUD_CARD_HASH_KEY", "file-key"}});
+                               {{"FRAUD_CARD_HASH_KEY", file_key}});
   const auto with_file = replay(
       {"--input", input, "--threshold", "1", "--max-events", "1", "--card-hash-key-file", key_file},
-      {{"FRAUD_CARD_HASH_KEY", "other"}});
+      {{"FRAUD_CARD_HASH_KEY", "other-card-hash-key-of-32-bytes-or-more"}});
   ASSERT_EQ(with_env.status, 0);
   ASSERT_EQ(with_file.status, 0);
   EXPECT_EQ(nlohmann::json::parse(with_env.out)["card_ref"],
             nlohmann::json::parse(with_file.out)["card_ref"]);
 }
 
-TEST(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
+TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
   auto run = replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", ""}});
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("empty"), std::string::npos) << run.err;
@@ -133,6 +141,56 @@ TEST(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
 
   run = replay({"--bogus"}, kKeyEnv);
   EXPECT_EQ(run.status, 2);
+}
+
+// Issue 10: a short key lets a lookup's card -> card_ref pairs be brute-forced.
+TEST_F(ReplayCommand, RefusesAKeyShorterThan32BytesSayingHowToMakeOne) {
+  const auto run =
+      replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", "short-key"}});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("at least 32"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("openssl rand -hex 32"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("short-key"), std::string::npos) << "the key itself was printed";
+}
+
+constexpr const char* kAlertingInput =
+    "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+    "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
+    "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n";
+
+// Opening the output with O_TRUNC would empty the input before a byte of it is read.
+TEST_F(ReplayCommand, RefusesToWriteAlertsOverItsInput) {
+  const auto input = writeFile("same.jsonl", kAlertingInput);
+  auto run = replay({"--input", input, "--output", input}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("is the input"), std::string::npos) << run.err;
+  EXPECT_EQ(readFile(input), kAlertingInput);
+
+  // The same file under another name: a symbolic link, a hard link, a path with "..".
+  const auto symlink = tempPath("symlink.jsonl");
+  std::filesystem::create_symlink(input, symlink);
+  const auto hardlink = tempPath("hardlink.jsonl");
+  std::filesystem::create_hard_link(input, hardlink);
+  const auto dotted = (dir_.path() / ".." / dir_.path().filename() / "same.jsonl").string();
+  for (const auto& output : {symlink, hardlink, dotted}) {
+    run = replay({"--input", input, "--output", output}, kKeyEnv);
+    EXPECT_EQ(run.status, 2) << output;
+    EXPECT_NE(run.err.find("is the input"), std::string::npos) << output << ": " << run.err;
+    EXPECT_EQ(readFile(input), kAlertingInput) << output;
+  }
+  // Input on stdin, output the file stdin reads.
+  run = replay({"--input", "-", "--output", input}, kKeyEnv, input);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(readFile(input), kAlertingInput);
+}
+
+TEST_F(ReplayCommand, AnOutputThatIsADifferentFileIsStillWritten) {
+  const auto input = writeFile("in.jsonl", kAlertingInput);
+  const auto output = writeFile("out.jsonl", "old content\n");
+  const auto run = replay({"--input", input, "--output", output}, kKeyEnv);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(readFile(output))["trigger_tx_id"], "c");
+  EXPECT_EQ(readFile(input), kAlertingInput);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "detectors/card_ref.h"
 #include "detectors/record_codec.h"
+#include "detectors/record_pipeline.h"
 #include "service/config.h"
 #include "service/metrics.h"
 #include "service/partition_task.h"
@@ -151,13 +152,15 @@ inline constexpr std::string_view kTestKey = "0123456789abcdef0123456789abcdef-t
 struct TaskHarness {
   explicit TaskHarness(size_t max_dead_letter_bytes = 1'000'000)
       : hasher(kTestKey),
-        context{config, hasher, output, decoder, interval, max_dead_letter_bytes,
-                [] { return int64_t{1'700'000'000'000}; }} {}
+        pipeline(detectors::PipelineOptions{config.max_future_skew_ms, nullptr}, hasher),
+        context{config, output, pipeline, interval, max_dead_letter_bytes, [] {
+                  return int64_t{1'700'000'000'000};
+                }} {}
 
   ServiceConfig config;
   detectors::CardHasher hasher;
+  detectors::RecordPipeline pipeline;
   RecordingCollector output;
-  detectors::RecordDecoder decoder;
   IntervalMetrics interval;
   TaskContext context;
 };

@@ -37,9 +37,9 @@ class StreamProcessorTest : public ::testing::Test {
     cluster_.createTopic(config_.dlq_topic, 1);
     cluster_.createTopic(config_.changelog_topic, 2);
     std::string error;
-    auto conf = makeKafkaConf({{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}},
-                              error);
-    input_producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    auto conf = kafka::makeKafkaConf(
+        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, error);
+    input_producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
   }
 
   void produce(int32_t partition, const std::string& value) {
@@ -52,7 +52,8 @@ class StreamProcessorTest : public ::testing::Test {
     fields[2].u.i = RD_KAFKA_MSG_F_COPY;
     fields[3].vtype = RD_KAFKA_VTYPE_VALUE;
     fields[3].u.mem = {const_cast<char*>(value.data()), value.size()};
-    KafkaError error(rd_kafka_produceva(input_producer_.get(), fields.data(), fields.size()));
+    kafka::KafkaError error(
+        rd_kafka_produceva(input_producer_.get(), fields.data(), fields.size()));
     ASSERT_FALSE(error) << rd_kafka_error_string(error.get());
     rd_kafka_flush(input_producer_.get(), 5'000);
   }
@@ -67,7 +68,7 @@ class StreamProcessorTest : public ::testing::Test {
   prometheus::Registry registry_;
   ServiceMetrics metrics_{registry_};
   detectors::CardHasher hasher_{kTestKey};
-  KafkaHandle input_producer_;
+  kafka::KafkaHandle input_producer_;
 };
 
 TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsumer) {
@@ -75,7 +76,8 @@ TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsu
   ASSERT_EQ(processor.start(), std::nullopt);
   auto run = std::async(std::launch::async, [&] { return processor.run(); });
 
-  for (int i = 0; i < 20; ++i) produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
+  for (int i = 0; i < 20; ++i)
+    produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (committedTransactions() < 1 && std::chrono::steady_clock::now() < deadline) {
     ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
@@ -94,7 +96,8 @@ TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsu
   cluster_.failNext(testing::kApiEndTxn, 100, RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
   std::vector<std::optional<state::PartitionCheckpoint>> before;
   for (const int32_t p : {0, 1}) before.push_back((*db_).checkpoint(p));
-  for (int i = 0; i < 20; ++i) produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
+  for (int i = 0; i < 20; ++i)
+    produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
 
   ASSERT_EQ(run.wait_for(30s), std::future_status::ready) << "run() did not end after fencing";
   EXPECT_EQ(run.get(), 1);

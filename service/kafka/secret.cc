@@ -1,4 +1,4 @@
-#include "service/card_hash_key.h"
+#include "service/kafka/secret.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace fraud::service {
+namespace fraud::kafka {
 
 std::optional<Secret> loadSecret(const std::optional<std::string>& file, std::string_view flag,
                                  const char* env_var, std::string_view what, std::string& error) {
@@ -36,4 +36,21 @@ std::optional<Secret> loadSecret(const std::optional<std::string>& file, std::st
   return secret;
 }
 
-}  // namespace fraud::service
+std::optional<Secret> loadCardHashKey(const std::optional<std::string>& key_file,
+                                      std::string& error) {
+  auto key = loadSecret(key_file, kCardHashKeyFlag, kCardHashKeyEnv, "card-hash key", error);
+  if (key && key->bytes.size() < kMinCardHashKeyBytes) {
+    error = "the card-hash key from " + key->source + " is " + std::to_string(key->bytes.size()) +
+            " bytes; it must be at least " + std::to_string(kMinCardHashKeyBytes) +
+            " (a card lookup shows card -> card_ref pairs, from which a short key can be found "
+            "by brute force). Make one with: openssl rand -hex 32";
+    return std::nullopt;
+  }
+  return key;
+}
+
+bool cardHashKeyAbsent(const std::optional<std::string>& key_file) {
+  return !key_file && std::getenv(kCardHashKeyEnv) == nullptr;
+}
+
+}  // namespace fraud::kafka

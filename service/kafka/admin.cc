@@ -1,0 +1,262 @@
+#include "service/kafka/admin.h"
+
+#include <memory>
+
+#include "service/kafka/client.h"
+
+namespace fraud::kafka {
+namespace {
+
+bool isUnreachable(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
+         err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE ||
+         err == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT;
+}
+
+using Metadata = std::unique_ptr<const rd_kafka_metadata_t, decltype(&rd_kafka_metadata_destroy)>;
+
+// Waits for one admin result event; nothing when none came in time.
+KafkaEvent awaitResult(rd_kafka_queue_t* queue, int timeout_ms) {
+  // The operation timeout runs on the broker; give the request itself a margin on top.
+  return KafkaEvent(rd_kafka_queue_poll(queue, timeout_ms + 5000));
+}
+
+}  // namespace
+
+TopicInfo describeTopic(rd_kafka_t* client, const std::string& topic, int timeout_ms) {
+  TopicInfo info;
+  TopicHandle handle(rd_kafka_topic_new(client, topic.c_str(), nullptr));
+  const rd_kafka_metadata_t* raw = nullptr;
+  const auto err = rd_kafka_metadata(client, 0, handle.get(), &raw, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    info.status = isUnreachable(err) ? TopicStatus::kUnreachable : TopicStatus::kFailed;
+    info.error = (info.status == TopicStatus::kUnreachable ? "broker unreachable: " : "") +
+                 std::string("no metadata for topic ") + topic + " within " +
+                 std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err);
+    return info;
+  }
+  const Metadata metadata(raw, &rd_kafka_metadata_destroy);
+  if (metadata->topic_cnt != 1) {
+    info.status = TopicStatus::kUnknownTopic;
+    info.error = "topic " + topic + " does not exist";
+    return info;
+  }
+  const auto& entry = metadata->topics[0];
+  if (entry.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+    info.status = TopicStatus::kUnknownTopic;
+    info.error = "topic " + topic + " does not exist";
+  } else if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    info.status = TopicStatus::kFailed;
+    info.error = "topic " + topic + ": " + rd_kafka_err2str(entry.err);
+  } else if (entry.partition_cnt <= 0) {
+    info.status = TopicStatus::kFailed;
+    info.error = "topic " + topic + " has no partitions";
+  } else {
+    info.status = TopicStatus::kFound;
+    info.partitions = entry.partition_cnt;
+  }
+  return info;
+}
+
+bool brokerReachable(rd_kafka_t* client, int timeout_ms, std::string& error) {
+  const rd_kafka_metadata_t* raw = nullptr;
+  // all_topics=0 and no topic: brokers only, the cheapest request that needs an answer.
+  const auto err = rd_kafka_metadata(client, 0, nullptr, &raw, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = std::string(isUnreachable(err) ? "broker unreachable" : "cluster metadata failed") +
+            " (no answer within " + std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err) +
+            ")";
+    return false;
+  }
+  rd_kafka_metadata_destroy(raw);
+  return true;
+}
+
+std::optional<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string& topic,
+                                           int timeout_ms, std::string& error) {
+  const auto info = describeTopic(client, topic, timeout_ms);
+  if (info.status != TopicStatus::kFound) {
+    error = info.error;
+    return std::nullopt;
+  }
+  return info.partitions;
+}
+
+bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms, std::string& error) {
+  char message[512];
+  std::unique_ptr<rd_kafka_NewTopic_t, decltype(&rd_kafka_NewTopic_destroy)> new_topic(
+      rd_kafka_NewTopic_new(topic.name.c_str(), topic.partitions, topic.replication_factor, message,
+                            sizeof(message)),
+      &rd_kafka_NewTopic_destroy);
+  if (!new_topic) {
+    error = "cannot create topic " + topic.name + ": " + message;
+    return false;
+  }
+  for (const auto& [key, value] : topic.config) {
+    if (const auto err = rd_kafka_NewTopic_set_config(new_topic.get(), key.c_str(), value.c_str());
+        err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      error =
+          "cannot create topic " + topic.name + ": config " + key + ": " + rd_kafka_err2str(err);
+      return false;
+    }
+  }
+  std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_CREATETOPICS),
+      &rd_kafka_AdminOptions_destroy);
+  if (rd_kafka_AdminOptions_set_operation_timeout(options.get(), timeout_ms, message,
+                                                  sizeof(message)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = std::string("cannot create topic: ") + message;
+    return false;
+  }
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_NewTopic_t* topics[] = {new_topic.get()};
+  rd_kafka_CreateTopics(client, topics, 1, options.get(), queue.get());
+  const auto event = awaitResult(queue.get(), timeout_ms);
+  if (!event) {
+    error = "creating topic " + topic.name + " timed out";
+    return false;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot create topic " + topic.name + ": " + rd_kafka_event_error_string(event.get());
+    return false;
+  }
+  size_t count = 0;
+  const auto* results =
+      rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
+  if (count != 1) {
+    error = "cannot create topic " + topic.name + ": no result";
+    return false;
+  }
+  if (rd_kafka_topic_result_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error =
+        "cannot create topic " + topic.name + ": " + rd_kafka_topic_result_error_string(results[0]);
+    return false;
+  }
+  return true;
+}
+
+bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
+                      const std::map<std::string, std::string>& config, int timeout_ms,
+                      std::string& error) {
+  std::unique_ptr<rd_kafka_ConfigResource_t, decltype(&rd_kafka_ConfigResource_destroy)> resource(
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()),
+      &rd_kafka_ConfigResource_destroy);
+  for (const auto& [key, value] : config) {
+    if (const auto err =
+            rd_kafka_ConfigResource_set_config(resource.get(), key.c_str(), value.c_str());
+        err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      error = "topic " + topic + " config " + key + ": " + rd_kafka_err2str(err);
+      return false;
+    }
+  }
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_ConfigResource_t* resources[] = {resource.get()};
+  rd_kafka_AlterConfigs(client, resources, 1, nullptr, queue.get());
+  const auto event = awaitResult(queue.get(), timeout_ms);
+  if (!event) {
+    error = "altering the config of " + topic + " timed out";
+    return false;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot alter " + topic + ": " + rd_kafka_event_error_string(event.get());
+    return false;
+  }
+  size_t count = 0;
+  const auto* results = rd_kafka_AlterConfigs_result_resources(
+      rd_kafka_event_AlterConfigs_result(event.get()), &count);
+  if (count != 1 || rd_kafka_ConfigResource_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot alter " + topic + ": " +
+            (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result");
+    return false;
+  }
+  return true;
+}
+
+std::optional<Watermarks> queryWatermarks(rd_kafka_t* client, const std::string& topic,
+                                          int32_t partition, int timeout_ms, std::string& error) {
+  Watermarks marks;
+  const auto err = rd_kafka_query_watermark_offsets(client, topic.c_str(), partition, &marks.low,
+                                                    &marks.high, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot read the offsets of " + topic + "/" + std::to_string(partition) + ": " +
+            rd_kafka_err2str(err);
+    return std::nullopt;
+  }
+  return marks;
+}
+
+std::optional<std::vector<int64_t>> highWatermarks(rd_kafka_t* client, const std::string& topic,
+                                                   int32_t partitions, int timeout_ms,
+                                                   std::string& error) {
+  std::vector<int64_t> ends;
+  ends.reserve(static_cast<size_t>(partitions));
+  for (int32_t p = 0; p < partitions; ++p) {
+    const auto marks = queryWatermarks(client, topic, p, timeout_ms, error);
+    if (!marks) return std::nullopt;
+    ends.push_back(marks->high);
+  }
+  return ends;
+}
+
+std::optional<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const std::string& topic,
+                                                     int32_t partitions, int timeout_ms,
+                                                     std::string& error) {
+  auto list = makePartitionList(topic, partitions);
+  if (const auto err = rd_kafka_committed(client, list.get(), timeout_ms);
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot read committed offsets on " + topic + ": " + rd_kafka_err2str(err);
+    return std::nullopt;
+  }
+  std::vector<int64_t> offsets(static_cast<size_t>(partitions), -1);
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& entry = list->elems[i];
+    if (entry.err == RD_KAFKA_RESP_ERR_NO_ERROR && entry.offset >= 0 && entry.partition >= 0 &&
+        entry.partition < partitions) {
+      offsets[static_cast<size_t>(entry.partition)] = entry.offset;
+    }
+  }
+  return offsets;
+}
+
+std::optional<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
+                                                                   const std::string& group,
+                                                                   const std::string& topic,
+                                                                   int timeout_ms,
+                                                                   std::string& error) {
+  const char* groups_asked[] = {group.c_str()};
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
+  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
+  if (!event) {
+    error = "describing group " + group + " timed out";
+    return std::nullopt;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
+    return std::nullopt;
+  }
+  std::map<int32_t, std::string> owners;
+  size_t count = 0;
+  const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
+      rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
+  for (size_t g = 0; g < count; ++g) {
+    if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
+      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
+      return std::nullopt;
+    }
+    const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
+    for (size_t m = 0; m < members; ++m) {
+      const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
+      const auto* assigned =
+          rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+      for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
+        if (topic == assigned->elems[i].topic) {
+          owners[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
+        }
+      }
+    }
+  }
+  return owners;
+}
+
+}  // namespace fraud::kafka

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fraud::kafka {
+
+// What a metadata request for one topic found. `kUnreachable`: no broker answered in time (all
+// brokers down, wrong address, TLS or SASL refused): creating the topic would not help.
+enum class TopicStatus { kFound, kUnknownTopic, kUnreachable, kFailed };
+
+struct TopicInfo {
+  TopicStatus status = TopicStatus::kFailed;
+  int32_t partitions = 0;  // > 0 when kFound
+  std::string error;       // a message for every other status
+};
+
+// The topic's partition count from the cluster's metadata. Any client type will do.
+[[nodiscard]] TopicInfo describeTopic(rd_kafka_t* client, const std::string& topic, int timeout_ms);
+
+// Whether any broker answers a metadata request within the timeout; `error` says why not.
+[[nodiscard]] bool brokerReachable(rd_kafka_t* client, int timeout_ms, std::string& error);
+
+// The partition count, or nothing with `error` set (the status folded into the message).
+[[nodiscard]] std::optional<int32_t> topicPartitionCount(rd_kafka_t* client,
+                                                         const std::string& topic, int timeout_ms,
+                                                         std::string& error);
+
+struct NewTopic {
+  std::string name;
+  int32_t partitions = 1;
+  int replication_factor = -1;                // -1: the broker's default
+  std::map<std::string, std::string> config;  // e.g. cleanup.policy=compact
+};
+// Creates a topic; false and `error` set when it fails (it exists, the cluster refused, the
+// request timed out).
+[[nodiscard]] bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms,
+                               std::string& error);
+
+// Sets the topic's configuration to these entries (AlterConfigs: any other entry returns to its
+// default).
+[[nodiscard]] bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
+                                    const std::map<std::string, std::string>& config,
+                                    int timeout_ms, std::string& error);
+
+struct Watermarks {
+  int64_t low = 0;   // the first offset still held
+  int64_t high = 0;  // the offset after the last record
+};
+// One partition's watermarks from the broker; nothing and `error` set when the query fails (a
+// caller must not read a failed query as offset 0).
+[[nodiscard]] std::optional<Watermarks> queryWatermarks(rd_kafka_t* client,
+                                                        const std::string& topic, int32_t partition,
+                                                        int timeout_ms, std::string& error);
+// Every partition's high watermark, 0..partitions-1; nothing when any query fails.
+[[nodiscard]] std::optional<std::vector<int64_t>> highWatermarks(rd_kafka_t* client,
+                                                                 const std::string& topic,
+                                                                 int32_t partitions, int timeout_ms,
+                                                                 std::string& error);
+
+// The committed offsets of the consumer group `client` is configured with (group.id), -1 where
+// it has none. The client need not join the group.
+[[nodiscard]] std::optional<std::vector<int64_t>> committedOffsets(rd_kafka_t* client,
+                                                                   const std::string& topic,
+                                                                   int32_t partitions,
+                                                                   int timeout_ms,
+                                                                   std::string& error);
+
+// The client.id of the member that owns each assigned partition of `topic` in `group`.
+[[nodiscard]] std::optional<std::map<int32_t, std::string>> groupPartitionOwners(
+    rd_kafka_t* client, const std::string& group, const std::string& topic, int timeout_ms,
+    std::string& error);
+
+}  // namespace fraud::kafka

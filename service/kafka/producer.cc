@@ -1,0 +1,111 @@
+#include "service/kafka/producer.h"
+
+#include <chrono>
+
+namespace fraud::kafka {
+
+rd_kafka_resp_err_t produce(rd_kafka_t* producer, rd_kafka_topic_t* topic, int32_t partition,
+                            std::string_view key, std::string_view value, int64_t timestamp_ms,
+                            const Headers& headers) {
+  // rd_kafka_produceva rather than the producev macros, which cast C-style.
+  constexpr size_t kFixed = 6;
+  constexpr size_t kInline = 4;
+  rd_kafka_vu_t inline_fields[kFixed + kInline];
+  std::vector<rd_kafka_vu_t> grown;
+  rd_kafka_vu_t* vus = inline_fields;
+  if (headers.size() > kInline) {
+    grown.resize(kFixed + headers.size());
+    vus = grown.data();
+  }
+  vus[0].vtype = RD_KAFKA_VTYPE_RKT;
+  vus[0].u.rkt = topic;
+  vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[1].u.i32 = partition;
+  vus[2].vtype = RD_KAFKA_VTYPE_KEY;
+  vus[2].u.mem.ptr = const_cast<char*>(key.data());
+  vus[2].u.mem.size = key.size();
+  vus[3].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[3].u.mem.ptr = const_cast<char*>(value.data());
+  vus[3].u.mem.size = value.size();
+  vus[4].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[4].u.i = RD_KAFKA_MSG_F_COPY;
+  vus[5].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
+  vus[5].u.i64 = timestamp_ms;
+  size_t count = kFixed;
+  for (const auto& [name, header_value] : headers) {
+    auto& vu = vus[count++];
+    vu.vtype = RD_KAFKA_VTYPE_HEADER;
+    vu.u.header.name = name.c_str();
+    vu.u.header.val = header_value.data();
+    vu.u.header.size = static_cast<ssize_t>(header_value.size());
+  }
+  KafkaError error(rd_kafka_produceva(producer, vus, count));
+  return error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+SyncProducer::SyncProducer(const KafkaProperties& properties) {
+  KafkaProperties all = properties;
+  all["enable.idempotence"] = "true";
+  all["acks"] = "all";
+  all.try_emplace("linger.ms", "0");
+  auto conf = makeKafkaConf(all, error_);
+  if (!conf) return;
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &SyncProducer::onDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), this);
+  producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error_);
+}
+
+void SyncProducer::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {
+  auto* self = static_cast<SyncProducer*>(opaque);
+  --self->pending_;
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+      self->failed_delivery_ == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    self->failed_delivery_ = message->err;
+  }
+}
+
+bool SyncProducer::send(const std::string& topic, int32_t partition, std::string_view key,
+                        std::string_view value, const Headers& headers, int timeout_ms) {
+  return enqueue(topic, partition, key, value, headers, timeout_ms) && flush(timeout_ms);
+}
+
+bool SyncProducer::enqueue(const std::string& topic, int32_t partition, std::string_view key,
+                           std::string_view value, const Headers& headers, int timeout_ms) {
+  if (!producer_) return false;
+  TopicHandle handle(rd_kafka_topic_new(producer_.get(), topic.c_str(), nullptr));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    const auto err = produce(producer_.get(), handle.get(), partition, key, value, 0, headers);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || std::chrono::steady_clock::now() > deadline) {
+      error_ = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
+      return false;
+    }
+    rd_kafka_poll(producer_.get(), 10);
+  }
+  ++pending_;
+  rd_kafka_poll(producer_.get(), 0);
+  return true;
+}
+
+bool SyncProducer::flush(int timeout_ms) {
+  if (!producer_) return false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (pending_ > 0 && std::chrono::steady_clock::now() < deadline) {
+    rd_kafka_poll(producer_.get(), 50);
+  }
+  const auto failed = failed_delivery_;
+  failed_delivery_ = RD_KAFKA_RESP_ERR_NO_ERROR;
+  if (pending_ > 0) {
+    error_ = std::to_string(pending_) + " record(s) not acknowledged within " +
+             std::to_string(timeout_ms) + " ms";
+    return false;
+  }
+  if (failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error_ = std::string("delivery failed: ") + rd_kafka_err2str(failed);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace fraud::kafka

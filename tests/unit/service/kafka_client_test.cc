@@ -1,0 +1,169 @@
+// fraud::kafka against librdkafka's in-process mock cluster (no broker) and a closed loopback
+// port (a broker that is down).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
+#include "service/kafka/producer.h"
+#include "service/kafka/reader.h"
+
+namespace fraud::kafka {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Port 1 on loopback: nothing listens, so every connection is refused at once.
+constexpr const char* kDeadBroker = "127.0.0.1:1";
+
+class MockCluster {
+ public:
+  explicit MockCluster(int partitions) {
+    std::string error;
+    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, makeKafkaConf({}, error), error);
+    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
+    EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, "input", partitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  ~MockCluster() { rd_kafka_mock_cluster_destroy(cluster_); }
+  [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
+
+ private:
+  KafkaHandle host_;
+  rd_kafka_mock_cluster_t* cluster_ = nullptr;
+};
+
+KafkaHandle client(const std::string& brokers) {
+  std::string error;
+  auto conf = makeKafkaConf({{"bootstrap.servers", brokers}}, error);
+  EXPECT_TRUE(conf) << error;
+  auto handle = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  EXPECT_TRUE(handle) << error;
+  return handle;
+}
+
+// An unknown topic, topic creation and configuration run against the real broker
+// (tests/integration/service/kafka_layer_test.cc): librdkafka 2.0's mock cluster creates any topic
+// a metadata request names and does not answer CreateTopics.
+TEST(KafkaAdmin, TopicFoundWithItsPartitionsAndBrokerReachable) {
+  MockCluster mock(3);
+  auto c = client(mock.bootstrap());
+  const auto found = describeTopic(c.get(), "input", 5000);
+  EXPECT_EQ(found.status, TopicStatus::kFound) << found.error;
+  EXPECT_EQ(found.partitions, 3);
+  std::string error;
+  EXPECT_TRUE(brokerReachable(c.get(), 5000, error)) << error;
+}
+
+// The service must say "broker unreachable", not "create the topic first", when nothing answers.
+TEST(KafkaAdmin, DeadBrokerIsUnreachableNotAnUnknownTopic) {
+  setLogSink([](LogLevel, std::string_view, std::string_view, std::string_view) {});
+  auto c = client(kDeadBroker);
+  const auto info = describeTopic(c.get(), "input", 1500);
+  EXPECT_EQ(info.status, TopicStatus::kUnreachable) << info.error;
+  EXPECT_THAT(info.error, HasSubstr("broker unreachable"));
+  std::string error;
+  EXPECT_FALSE(brokerReachable(c.get(), 1500, error));
+  EXPECT_THAT(error, HasSubstr("broker unreachable"));
+  c.reset();
+  setLogSink({});
+}
+
+// A failed query must be a failure, not offsets 0..0 (a `latest` start would then read all).
+TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
+  setLogSink([](LogLevel, std::string_view, std::string_view, std::string_view) {});
+  auto dead = client(kDeadBroker);
+  std::string error;
+  EXPECT_FALSE(queryWatermarks(dead.get(), "input", 0, 1000, error));
+  EXPECT_THAT(error, HasSubstr("input/0"));
+  EXPECT_FALSE(highWatermarks(dead.get(), "input", 2, 1000, error));
+  dead.reset();
+  setLogSink({});
+
+  MockCluster mock(2);
+  auto c = client(mock.bootstrap());
+  SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
+  ASSERT_TRUE(producer.send("input", 1, "k", "v")) << producer.error();
+  const auto ends = highWatermarks(c.get(), "input", 2, 5000, error);
+  ASSERT_TRUE(ends) << error;
+  EXPECT_EQ(*ends, (std::vector<int64_t>{0, 1}));
+}
+
+TEST(KafkaProducerAndReader, WhatIsSentIsReadBackToTheEndWithHeaders) {
+  MockCluster mock(2);
+  SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
+  ASSERT_TRUE(producer.ok()) << producer.error();
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(producer.enqueue("input", i % 2, "key-" + std::to_string(i),
+                                 "value-" + std::to_string(i), {{"n", std::to_string(i)}}))
+        << producer.error();
+  }
+  ASSERT_TRUE(producer.flush()) << producer.error();
+  std::string error;
+  auto reader = makeReader({{"bootstrap.servers", mock.bootstrap()}}, true, error);
+  ASSERT_TRUE(reader) << error;
+  const auto ends = highWatermarks(reader.get(), "input", 2, 5000, error);
+  ASSERT_TRUE(ends) << error;
+  std::vector<std::string> seen;
+  ASSERT_TRUE(readToEnd(
+      reader.get(), "input", *ends,
+      [&](const rd_kafka_message_t& m) {
+        seen.push_back(std::to_string(m.partition) + ":" + std::string(keyOf(&m)) + "=" +
+                       std::string(payloadOf(&m)) + "/" + headerValue(&m, "n").value_or("?"));
+        EXPECT_TRUE(timestampOf(&m).has_value());
+        EXPECT_EQ(headersOf(&m).size(), 1u);
+      },
+      10'000, error))
+      << error;
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"0:key-0=value-0/0", "0:key-2=value-2/2", "0:key-4=value-4/4",
+                                      "1:key-1=value-1/1", "1:key-3=value-3/3"}));
+}
+
+// librdkafka's own log goes to the sink, never as "%3|...|FAIL|" lines on stderr.
+TEST(KafkaLog, LibrdkafkaLogGoesToTheSinkWithFoldedLevels) {
+  std::mutex mu;
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  setLogSink(
+      [&](LogLevel level, std::string_view, std::string_view facility, std::string_view message) {
+        std::lock_guard lock(mu);
+        lines.emplace_back(level, std::string(facility) + ": " + std::string(message));
+      });
+  ::testing::internal::CaptureStderr();
+  {
+    auto c = client(kDeadBroker);
+    std::string error;
+    EXPECT_FALSE(brokerReachable(c.get(), 1500, error));
+  }
+  const std::string stderr_text = ::testing::internal::GetCapturedStderr();
+  setLogSink({});
+  EXPECT_THAT(stderr_text, Not(HasSubstr("|FAIL|")));
+  std::lock_guard lock(mu);
+  bool failure_logged = false;
+  for (const auto& [level, text] : lines) {
+    failure_logged = failure_logged || (level == LogLevel::kError && text.find("FAIL") == 0);
+  }
+  EXPECT_TRUE(failure_logged) << "no FAIL line at error level among " << lines.size();
+}
+
+TEST(KafkaLog, SyslogLevelsFoldIntoFive) {
+  EXPECT_EQ(logLevelOfSyslog(0), LogLevel::kCritical);
+  EXPECT_EQ(logLevelOfSyslog(2), LogLevel::kCritical);
+  EXPECT_EQ(logLevelOfSyslog(3), LogLevel::kError);
+  EXPECT_EQ(logLevelOfSyslog(4), LogLevel::kWarning);
+  EXPECT_EQ(logLevelOfSyslog(5), LogLevel::kInfo);
+  EXPECT_EQ(logLevelOfSyslog(6), LogLevel::kInfo);
+  EXPECT_EQ(logLevelOfSyslog(7), LogLevel::kDebug);
+}
+
+}  // namespace
+}  // namespace fraud::kafka
