@@ -235,7 +235,8 @@ void checkReplay(const std::vector<std::string>& extra_args,
   ASSERT_EQ(::chmod(fifo.c_str(), 0666), 0);
   std::vector<std::string> args = {"replay", "--input", fifo, "--output", "-"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  std::map<std::string, std::string> env = {{"FRAUD_CARD_HASH_KEY", "core-dump-test-key"}};
+  std::map<std::string, std::string> env = {
+      {"FRAUD_CARD_HASH_KEY", "core-dump-test-key-0123456789abcdef"}};
   env.insert(extra_env.begin(), extra_env.end());
   Started process(args, env, dir.path());
 
