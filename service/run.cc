@@ -136,7 +136,15 @@ int runService(ServiceConfig config) {
       problems.push_back(token_error);
     }
   }
-  for (auto& problem : api_options.validate()) problems.push_back("API: " + problem);
+  // The API checks the options these flags become; the flags were checked above, under their
+  // own names, so each mistake is reported once.
+  for (auto& problem : api_options.validate()) {
+    const bool checked_as_flag = problem.rfind("port ", 0) == 0 ||
+                                 problem.rfind("probe_port ", 0) == 0 ||
+                                 problem.rfind("ready_max_lag ", 0) == 0 ||
+                                 problem.rfind("probe_port must differ", 0) == 0;
+    if (!checked_as_flag) problems.push_back("API: " + problem);
+  }
 
   if (!problems.empty()) {
     for (const auto& problem : problems) std::fprintf(stderr, "run: %s\n", problem.c_str());

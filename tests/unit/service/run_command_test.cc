@@ -46,3 +46,34 @@ TEST(RunCommand, RefusesAShortCardHashKeyAtStart) {
 
 }  // namespace
 }  // namespace fraud::testing
+
+namespace fraud::testing {
+namespace {
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The service checks its flags and the API checks the options they become: an operator must
+// read each mistake once, under the flag's name.
+TEST(RunCommand, OneBadFlagIsReportedOnce) {
+  TempDir dir;
+  ChildProcess process(FRAUD_DETECTOR_BIN,
+                       {"run", "--embedded-kafka", "--state-dir", dir.file("state"), "--http-port",
+                        "99999", "--probe-port", "70000", "--ready-max-lag", "-1"},
+                       {}, dir.file("run"));
+  const auto status = process.waitExit(seconds(60));
+  ASSERT_TRUE(status.has_value()) << "still running";
+  EXPECT_EQ(*status, 2);
+  const auto err = process.stderrText();
+  EXPECT_EQ(occurrences(err, "99999"), 1u) << err;
+  EXPECT_EQ(occurrences(err, "70000"), 1u) << err;
+  EXPECT_EQ(occurrences(err, "ready-max-lag"), 1u) << err;
+  EXPECT_EQ(occurrences(err, "ready_max_lag"), 0u) << err;
+  EXPECT_NE(err.find("3 problem(s)"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace fraud::testing
