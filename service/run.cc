@@ -139,10 +139,9 @@ int runService(ServiceConfig config) {
   // The API checks the options these flags become; the flags were checked above, under their
   // own names, so each mistake is reported once.
   for (auto& problem : api_options.validate()) {
-    const bool checked_as_flag = problem.rfind("port ", 0) == 0 ||
-                                 problem.rfind("probe_port ", 0) == 0 ||
-                                 problem.rfind("ready_max_lag ", 0) == 0 ||
-                                 problem.rfind("probe_port must differ", 0) == 0;
+    const bool checked_as_flag =
+        problem.rfind("port ", 0) == 0 || problem.rfind("probe_port ", 0) == 0 ||
+        problem.rfind("ready_max_lag ", 0) == 0 || problem.rfind("probe_port must differ", 0) == 0;
     if (!checked_as_flag) problems.push_back("API: " + problem);
   }
 

@@ -11,6 +11,7 @@
 #include <future>
 #include <thread>
 
+#include "service/kafka/producer.h"
 #include "tests/unit/service/mock_cluster.h"
 #include "tests/unit/service/service_fakes.h"
 
@@ -36,26 +37,10 @@ class StreamProcessorTest : public ::testing::Test {
     cluster_.createTopic(config_.alerts_topic, 1);
     cluster_.createTopic(config_.dlq_topic, 1);
     cluster_.createTopic(config_.changelog_topic, 2);
-    std::string error;
-    auto conf = kafka::makeKafkaConf(
-        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, error);
-    input_producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
   }
 
   void produce(int32_t partition, const std::string& value) {
-    std::vector<rd_kafka_vu_t> fields(4);
-    fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-    fields[0].u.cstr = config_.input_topic.c_str();
-    fields[1].vtype = RD_KAFKA_VTYPE_PARTITION;
-    fields[1].u.i32 = partition;
-    fields[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-    fields[2].u.i = RD_KAFKA_MSG_F_COPY;
-    fields[3].vtype = RD_KAFKA_VTYPE_VALUE;
-    fields[3].u.mem = {const_cast<char*>(value.data()), value.size()};
-    kafka::KafkaError error(
-        rd_kafka_produceva(input_producer_.get(), fields.data(), fields.size()));
-    ASSERT_FALSE(error) << rd_kafka_error_string(error.get());
-    rd_kafka_flush(input_producer_.get(), 5'000);
+    ASSERT_TRUE(input_.send(config_.input_topic, partition, "card-0001", value)) << input_.error();
   }
 
   double committedTransactions() {
@@ -68,7 +53,7 @@ class StreamProcessorTest : public ::testing::Test {
   prometheus::Registry registry_;
   ServiceMetrics metrics_{registry_};
   detectors::CardHasher hasher_{kTestKey};
-  kafka::KafkaHandle input_producer_;
+  kafka::SyncProducer input_{{{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}};
 };
 
 TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsumer) {
