@@ -13,6 +13,9 @@ constexpr int kRemainingTransactionTime = -1;
 // transaction then aborts and the input is read again): the ingest thread never blocks for
 // good on an unreachable broker.
 constexpr auto kQueueFullPatience = std::chrono::seconds(10);
+// How long a retriable error of send_offsets_to_transaction is retried before the transaction
+// is aborted instead (well inside transaction.timeout.ms, 60 s).
+constexpr auto kRetryPatience = std::chrono::seconds(30);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
@@ -166,12 +169,20 @@ void TransactionalOutput::publish(Result result) {
 }
 
 TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request) {
-  if (request.offsets && request.offsets->cnt > 0) {
-    if (kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
-            producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
-        e) {
-      spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
-      return rd_kafka_error_is_fatal(e.get()) ? Result::kFatal : Result::kAborted;
+  // librdkafka's contract for transactional calls: a retriable error may be retried as it is
+  // (the coordinator moved: "not coordinator"), one that requires an abort is aborted, a fatal
+  // one ends the producer. Aborting on a retriable error instead races the coordinator's
+  // failover, and the broker may then refuse the abort itself (INVALID_TXN_STATE, fatal).
+  const auto give_up_at = std::chrono::steady_clock::now() + kRetryPatience;
+  while (request.offsets && request.offsets->cnt > 0) {
+    kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
+        producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
+    if (!e) break;
+    spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
+    if (rd_kafka_error_is_fatal(e.get())) return Result::kFatal;
+    if (rd_kafka_error_txn_requires_abort(e.get())) return Result::kAborted;
+    if (!rd_kafka_error_is_retriable(e.get()) || std::chrono::steady_clock::now() > give_up_at) {
+      return Result::kAborted;
     }
   }
   // Commit flushes the transaction's records first; their delivery reports run on this thread.
