@@ -127,7 +127,8 @@ class ProbePoller {
     if (thread_.joinable()) thread_.join();
   }
 
-  int probes() const { return probes_; }
+  // probes() may be read while polling; the rest after stop().
+  int probes() const { return probes_.load(); }
   const std::vector<std::string>& failures() const { return failures_; }
   milliseconds slowest() const { return slowest_; }
   size_t peakRss() const { return peak_rss_; }
@@ -159,7 +160,7 @@ class ProbePoller {
 
   const uint16_t port_;
   std::atomic<bool> stop_{false};
-  int probes_ = 0;
+  std::atomic<int> probes_{0};
   std::vector<std::string> failures_;
   milliseconds slowest_{0};
   size_t peak_rss_ = 0;
