@@ -76,7 +76,6 @@ class CommitCoordinator {
   [[nodiscard]] bool fatal() const { return fatal_; }
   [[nodiscard]] bool committing() const { return output_.committing(); }
   [[nodiscard]] bool blocked() const { return output_.blocked(); }
-  [[nodiscard]] uint64_t uncommittedRecords() const { return uncommitted_records_; }
   // How long the poll loop may wait for input before the next commit is due.
   [[nodiscard]] int pollTimeoutMs(int idle_ms) const;
 

@@ -51,33 +51,36 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     if (!record.value) {
       // A tombstone is no JSON value at all (SPEC §1: invalid_json).
       reject(record, detectors::RejectReason::kInvalidJson);
-    } else {
-      alert_json_.clear();
-      detectors::RecordOutcome outcome;
-      {
-        std::lock_guard lock(mu_);
-        outcome =
-            context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
-      }
-      if (outcome.rejected) {
-        reject(record, *outcome.rejected);
-      } else {
-        const auto& tx = context_.pipeline.prepared(0).tx;
-        if (record.key != tx.card) ++context_.interval.tally.key_mismatch;
-        context_.interval.tally.outcomes.count(outcome.detected);
-        const int64_t now_ms = context_.wall_clock_ms();
-        context_.interval.lateness.observe(
-            static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
-        if (outcome.alert_key) {
-          context_.output.send(context_.config.alerts_topic, kAnyPartition,
-                               outcome.detected.alert->card_ref.hex(), alert_json_,
-                               {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
-        }
-      }
+      std::lock_guard lock(mu_);
+      next_offset_ = record.offset + 1;
+      dirty_ = true;
+      return Processed::kDone;
     }
-    std::lock_guard lock(mu_);
-    next_offset_ = record.offset + 1;
-    dirty_ = true;
+    alert_json_.clear();
+    detectors::RecordOutcome outcome;
+    {
+      // One lock per record: the detector's step and the position it reaches.
+      std::lock_guard lock(mu_);
+      outcome =
+          context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
+      next_offset_ = record.offset + 1;
+      dirty_ = true;
+    }
+    if (outcome.rejected) {
+      reject(record, *outcome.rejected);
+      return Processed::kDone;
+    }
+    const auto& tx = context_.pipeline.prepared(0).tx;
+    if (record.key != tx.card) ++context_.interval.tally.key_mismatch;
+    context_.interval.tally.outcomes.count(outcome.detected);
+    const int64_t now_ms = context_.wall_clock_ms();
+    context_.interval.lateness.observe(
+        static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
+    if (outcome.alert_key) {
+      context_.output.send(context_.config.alerts_topic, kAnyPartition,
+                           outcome.detected.alert->card_ref.hex(), alert_json_,
+                           {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+    }
     return Processed::kDone;
   } catch (const std::exception&) {
     // The card store could not read the local state (RocksDB error, unreadable value): what
@@ -154,10 +157,6 @@ bool PartitionTask::rewind() {
                                                              persisted_.stream_time);
   next_offset_ = persisted_.next_offset;
   return true;
-}
-
-bool PartitionTask::hasUnpersistedState() const {
-  return active_.load() && (committed_ != persisted_ || store_->hasUnpersistedChanges());
 }
 
 std::optional<std::string> PartitionTask::persist() {

@@ -90,7 +90,6 @@ class PartitionTask {
   // Writes the committed state to disk. Only when every change is committed (after a commit,
   // before the next record); an error message when the disk refuses it.
   [[nodiscard]] std::optional<std::string> persist();
-  [[nodiscard]] bool hasUnpersistedState() const;
 
   // Any thread.
   [[nodiscard]] api::PartitionStatus status(double now_s) const;
@@ -98,7 +97,6 @@ class PartitionTask {
   [[nodiscard]] uint64_t cardCount() const;
   void setRestoreProgress(double progress) { restore_progress_.store(progress); }
   void setHighWatermark(int64_t offset) { high_watermark_.store(offset); }
-  [[nodiscard]] int64_t highWatermark() const { return high_watermark_.load(); }
 
  private:
   void reject(const InputRecord& record, detectors::RejectReason reason);

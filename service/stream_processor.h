@@ -7,7 +7,6 @@
 
 #include "api/service_view.h"
 #include "detectors/card_ref.h"
-#include "detectors/record_codec.h"
 #include "service/changelog_restorer.h"
 #include "service/commit_coordinator.h"
 #include "service/config.h"

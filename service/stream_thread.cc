@@ -242,11 +242,8 @@ void StreamThread::refreshGauges() {
   }
   metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
   metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));
-  if (const uint64_t malformed = tasks_.malformedChangelogRecords(); malformed > 0) {
-    const double seen = metrics_.changelog_malformed.Value();
-    if (static_cast<double>(malformed) > seen) {
-      metrics_.changelog_malformed.Increment(static_cast<double>(malformed) - seen);
-    }
+  if (const uint64_t malformed = tasks_.takeMalformedChangelogRecords(); malformed > 0) {
+    metrics_.changelog_malformed.Increment(static_cast<double>(malformed));
   }
 }
 

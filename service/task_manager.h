@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 #include "service/partition_task.h"
@@ -71,8 +72,10 @@ class TaskManager {
   [[nodiscard]] std::vector<int32_t> partitions() const;
   // Changes whenever positions move back: records fetched before then must not be processed.
   [[nodiscard]] uint64_t rewindEpoch() const { return rewind_epoch_; }
-  // Changelog records the restores found malformed, in all.
-  [[nodiscard]] uint64_t malformedChangelogRecords() const { return malformed_changelog_; }
+  // Changelog records the restores found malformed since the last call.
+  [[nodiscard]] uint64_t takeMalformedChangelogRecords() {
+    return std::exchange(malformed_changelog_, 0);
+  }
 
   // Any thread: `visit(const std::map<int32_t, std::unique_ptr<PartitionTask>>&)` under the
   // shared lock. Tasks are only read through their thread-safe methods.
