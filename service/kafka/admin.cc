@@ -1,6 +1,9 @@
 #include "service/kafka/admin.h"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "service/kafka/client.h"
 
@@ -74,7 +77,14 @@ bool brokerReachable(rd_kafka_t* client, int timeout_ms, std::string& error) {
 
 std::optional<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string& topic,
                                            int timeout_ms, std::string& error) {
-  const auto info = describeTopic(client, topic, timeout_ms);
+  using Clock = std::chrono::steady_clock;
+  const auto settle_until =
+      Clock::now() + std::chrono::milliseconds(std::min(timeout_ms, kUnknownTopicSettleMs));
+  auto info = describeTopic(client, topic, timeout_ms);
+  while (info.status == TopicStatus::kUnknownTopic && Clock::now() < settle_until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    info = describeTopic(client, topic, timeout_ms);
+  }
   if (info.status != TopicStatus::kFound) {
     error = info.error;
     return std::nullopt;

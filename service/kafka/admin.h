@@ -26,7 +26,11 @@ struct TopicInfo {
 // Whether any broker answers a metadata request within the timeout; `error` says why not.
 [[nodiscard]] bool brokerReachable(rd_kafka_t* client, int timeout_ms, std::string& error);
 
-// The partition count, or nothing with `error` set (the status folded into the message).
+// The partition count, or nothing with `error` set (the status folded into the message). A topic
+// this client does not know yet is asked again for up to kUnknownTopicSettleMs (within
+// `timeout_ms`): a topic another client created a moment ago reaches every broker's metadata
+// cache shortly after, not at once.
+inline constexpr int kUnknownTopicSettleMs = 3000;
 [[nodiscard]] std::optional<int32_t> topicPartitionCount(rd_kafka_t* client,
                                                          const std::string& topic, int timeout_ms,
                                                          std::string& error);

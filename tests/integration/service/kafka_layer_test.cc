@@ -40,6 +40,27 @@ TEST_F(KafkaLayer, UnknownTopicIsToldApartFromAnUnreachableBroker) {
   EXPECT_THAT(info.error, ::testing::Not(HasSubstr("unreachable")));
 }
 
+// A topic created a moment ago by one client is found by another client's first request (its
+// metadata reaches every broker shortly after CreateTopics returns; the loadgen once failed here),
+// and an absent topic is still reported as absent once the settle time is over.
+TEST_F(KafkaLayer, FreshClientFindsAJustCreatedTopicAndStillReportsAnAbsentOne) {
+  std::string error;
+  for (int round = 0; round < 5; ++round) {
+    const auto name = TestKafka::uniqueName("fresh");
+    ASSERT_TRUE(createTopic(client_.get(), {name, 4, 1, {}}, 30'000, error)) << error;
+    auto conf = makeKafkaConf({{"bootstrap.servers", brokers_}}, error);
+    ASSERT_TRUE(conf) << error;
+    const auto fresh = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+    ASSERT_TRUE(fresh) << error;
+    EXPECT_EQ(topicPartitionCount(fresh.get(), name, 10'000, error), 4) << error;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(topicPartitionCount(client_.get(), TestKafka::uniqueName("absent"), 10'000, error));
+  EXPECT_THAT(error, HasSubstr("does not exist"));
+  EXPECT_GE(std::chrono::steady_clock::now() - started,
+            std::chrono::milliseconds(kUnknownTopicSettleMs));
+}
+
 TEST_F(KafkaLayer, CreatedTopicHasItsPartitionsAndCannotBeCreatedTwice) {
   const auto name = TestKafka::uniqueName("created");
   std::string error;
