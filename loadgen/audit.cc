@@ -179,10 +179,10 @@ std::vector<uint64_t> Audit::unrecalled(bool offline) const {
 bool Audit::passed() const {
   const auto a = compareAlerts();
   const auto r = compareRejections();
-  return a.missing.empty() && a.unexpected.empty() && a.differing.empty() && a.duplicates.empty() &&
-         malformed_alerts_.empty() && r.missing.empty() && r.unexpected.empty() &&
-         r.differing.empty() && r.duplicates.empty() && malformed_rejections_.empty() &&
-         unrecalled(false).empty();
+  return a.missing.empty() && a.unexpected.empty() && a.differing.empty() &&
+         (allow_exact_repeats_ || a.duplicates.empty()) && malformed_alerts_.empty() &&
+         r.missing.empty() && r.unexpected.empty() && r.differing.empty() && r.duplicates.empty() &&
+         malformed_rejections_.empty() && unrecalled(false).empty();
 }
 
 ordered_json Audit::report(size_t list_limit) const {
@@ -208,6 +208,14 @@ ordered_json Audit::report(size_t list_limit) const {
                           {"items", limitedList(a.duplicates, list_limit, [](const auto& d) {
                              return ordered_json{{"key", d.first}, {"times", d.second}};
                            })}};
+  if (allow_exact_repeats_) {
+    // Each one is an exact repeat: a differing occurrence is listed under "differing".
+    size_t extra = 0;
+    for (const auto& d : a.duplicates) extra += d.second - 1;
+    alerts["repeats"] = {{"allowed", "exact repeats only (--alert-delivery immediate)"},
+                         {"keys", a.duplicates.size()},
+                         {"extra_records", extra}};
+  }
   alerts["malformed"] = {{"count", malformed_alerts_.size()},
                          {"items", limitedList(malformed_alerts_, list_limit, asString)}};
 

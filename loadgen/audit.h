@@ -50,6 +50,10 @@ class Audit {
   // DLQ records of another source topic are counted and otherwise ignored.
   void observeRejection(const ObservedRejection& rejection, const std::string& input_topic);
   void setTruth(std::vector<TruthScenario> scenarios);
+  // --alert-delivery immediate: an idempotency key may appear more than once (after a fault the
+  // service sends an alert again), but only as an exact repeat of the expected alert; the
+  // report counts the repeats. Dead letters stay exactly once.
+  void allowExactAlertRepeats(bool allow) { allow_exact_repeats_ = allow; }
 
   // The report: every count, lists of at most `list_limit` entries, and "verdict".
   [[nodiscard]] nlohmann::ordered_json report(size_t list_limit) const;
@@ -91,6 +95,7 @@ class Audit {
   std::vector<std::string> malformed_rejections_;
 
   std::optional<std::vector<TruthScenario>> truth_;
+  bool allow_exact_repeats_ = false;
 };
 
 }  // namespace fraud::loadgen

@@ -301,6 +301,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   verify_cmd->add_option("--list-limit", verify.list_limit, "Entries per list in the report")
       ->capture_default_str();
+  verify_cmd
+      ->add_option("--alert-delivery", verify.alert_delivery,
+                   "The service's --alert-delivery: transactional (each alert exactly once) or "
+                   "immediate (an idempotency key may repeat, only as an exact repeat; the "
+                   "report counts the repeats)")
+      ->check(CLI::IsMember({"transactional", "immediate"}))
+      ->capture_default_str();
   addKafkaFlags(*verify_cmd, verify_kafka_texts);
 
   std::string report_file;

@@ -107,6 +107,9 @@ std::vector<std::string> VerifyOptions::validate() const {
   if (max_future_skew_ms < 0) problems.push_back("--max-future-skew-ms must be >= 0");
   if (wait_seconds < 0) problems.push_back("--wait-seconds must be >= 0");
   if (!(stall_seconds > 0)) problems.push_back("--stall-seconds must be > 0");
+  if (alert_delivery != "transactional" && alert_delivery != "immediate") {
+    problems.push_back("--alert-delivery must be 'transactional' or 'immediate'");
+  }
   return problems;
 }
 
@@ -117,6 +120,7 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
     return 2;
   };
   Audit audit;
+  audit.allowExactAlertRepeats(o.alert_delivery == "immediate");
   if (!o.truth_path.empty()) {
     auto truth = readTruthFile(o.truth_path, error);
     if (!truth) return fail();
@@ -192,6 +196,7 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
                   {"partitions", *partitions},
                   {"offline_engine", ordered_json::parse(engine.counts().summaryJson())}};
   out["group"] = group;
+  out["alert_delivery"] = o.alert_delivery;
   out["alerts"] = report["alerts"];
   out["dlq"] = report["dlq"];
   if (report.contains("truth")) out["truth"] = report["truth"];

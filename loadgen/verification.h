@@ -28,6 +28,8 @@ struct VerifyOptions {
   // A topic read fails when no record arrives for this long short of its end.
   double stall_seconds = 30;
   size_t list_limit = 100;  // entries per list in the report
+  // The service's --alert-delivery: "immediate" accepts exact repeats of an idempotency key.
+  std::string alert_delivery = "transactional";
 
   [[nodiscard]] std::vector<std::string> validate() const;
 };

@@ -59,6 +59,20 @@ CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Resu
         checkpoint.next_offset;
   }
   committing_.clear();
+  // Committed state goes to the local disk in the background, every checkpoint interval or
+  // sooner under cache pressure (only written entries may leave the cache).
+  const auto now = Clock::now();
+  if (now - last_persist_ >= options_.checkpoint_interval ||
+      (cached_bytes_ && cached_bytes_() > options_.cache_pressure_bytes)) {
+    last_persist_ = now;
+    for (const auto& [p, task] : tasks_.tasks()) {
+      if (auto error = task->handOffCommitted()) {
+        spdlog::critical("partition {}: cannot write local checkpoint: {}", p, *error);
+        fatal_ = true;
+        return Outcome::kFatal;
+      }
+    }
+  }
   if (options_.commit_offsets_outside_transaction && offsets->cnt > 0 && commit_offsets_) {
     commit_offsets_(offsets.get());
   }
@@ -105,13 +119,7 @@ CommitCoordinator::Outcome CommitCoordinator::maybeCommit() {
     return Outcome::kNone;
   }
   begin();
-  const bool persist_due = now - last_persist_ >= options_.checkpoint_interval ||
-                           (cached_bytes_ && cached_bytes_() > options_.cache_pressure_bytes);
-  if (!persist_due) return Outcome::kNone;
-  // The disk may only take state that is all committed: wait for this commit, then write.
-  const Outcome outcome = waitForCommit();
-  if (outcome == Outcome::kCommitted && !persist()) return Outcome::kFatal;
-  return outcome;
+  return Outcome::kNone;
 }
 
 CommitCoordinator::Outcome CommitCoordinator::commitNow() {
@@ -143,9 +151,9 @@ CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
 }
 
 bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {
-  // Only state that is entirely committed goes to disk: never after a fatal error, never with a
-  // commit in flight or records processed since the last one.
-  if (fatal_ || output_.committing() || uncommitted_records_ > 0) return false;
+  // Only committed state goes to disk (the stores write committed batches alone), and nothing
+  // after a fatal error.
+  if (fatal_) return false;
   last_persist_ = Clock::now();
   bool ok = true;
   auto persistOne = [&](PartitionTask& task) {

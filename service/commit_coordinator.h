@@ -20,8 +20,9 @@ namespace fraud::service {
 // when the committed state may be persisted to local disk, and when input must wait.
 //
 // Invariants:
-// - Local disk only ever takes state that is entirely committed: persist() runs only when no
-//   record has been processed since the last commit succeeded, and never after a fatal error.
+// - Local disk only ever takes committed state: each store writes a transaction's card changes
+//   only once it committed, on the database's writer thread (the ingest thread never waits for
+//   it in steady state), and nothing after a fatal error.
 // - Output held while a commit is in flight stays under max_held_bytes: mustWait() says when the
 //   ingest thread has to wait for the commit before processing more.
 // - After a fatal error (fenced) nothing commits, aborts or persists again; fatal() stays true.
@@ -57,8 +58,9 @@ class CommitCoordinator {
 
   // The finished commit's result, without waiting; kNone while none finished.
   [[nodiscard]] Outcome poll();
-  // Begins a commit when the interval has passed and records are pending; when the checkpoint
-  // interval has passed too, waits for it and persists. Call once per loop.
+  // Begins a commit when the interval has passed and records are pending. Never waits: a
+  // commit's result is taken by poll(), which also hands the committed state to the disk
+  // writer every checkpoint interval. Call once per loop.
   [[nodiscard]] Outcome maybeCommit();
   // The held output or the records processed during the in-flight commit passed their bound.
   [[nodiscard]] bool mustWait() const;
@@ -69,8 +71,8 @@ class CommitCoordinator {
   // Throws away everything since the last commit (lost partitions, unreadable state): waits for
   // the in-flight commit, aborts the rest and rewinds every task.
   [[nodiscard]] Outcome abortUncommitted();
-  // Writes the committed state of these partitions (every partition when empty) to disk.
-  // False on a disk failure or when not everything is committed.
+  // Writes the committed state of these partitions (every partition when empty) to disk and
+  // waits for it. False on a disk failure or after a fatal error.
   [[nodiscard]] bool persist(const std::vector<int32_t>& partitions = {});
 
   [[nodiscard]] bool fatal() const { return fatal_; }

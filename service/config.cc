@@ -75,6 +75,9 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (max_held_output_mb < 1 || max_held_output_mb > 4096) {
     add("--max-held-output-mb must be 1..4096, got " + std::to_string(max_held_output_mb));
   }
+  if (alert_delivery != "transactional" && alert_delivery != "immediate") {
+    add("--alert-delivery must be 'transactional' or 'immediate', got '" + alert_delivery + "'");
+  }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
   }
@@ -187,6 +190,11 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
   opt("--max-held-output-mb", c.max_held_output_mb,
       "Output (alerts, dead letters) held while a commit is in flight before input waits for "
       "the commit (MiB)")
+      ->capture_default_str();
+  opt("--alert-delivery", c.alert_delivery,
+      "transactional: alerts commit with state and offsets, each once, visible at the commit. "
+      "immediate: each alert produced the moment it is detected (idempotent producer); after "
+      "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
       ->capture_default_str();
   opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();

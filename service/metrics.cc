@@ -186,6 +186,10 @@ std::vector<double> ServiceMetrics::processingBuckets() {
   return {1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2, 0.1};
 }
 
+std::vector<double> ServiceMetrics::stageBuckets() {
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+}
+
 ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
     : records(BuildCounter()
                   .Name("fraud_records_total")
@@ -290,6 +294,36 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
               .Register(registry)
               .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                                0.5, 1, 5, 30})),
+      stages(BuildHistogram()
+                 .Name("fraud_stage_seconds")
+                 .Help("Latency by stage: per record fetch, queue, process; per alert "
+                       "commit_wait, commit, delivery (docs/performance.md)")
+                 .Register(registry)),
+      stage_fetch(stages.Add({{"stage", "fetch"}}, stageBuckets())),
+      stage_queue(stages.Add({{"stage", "queue"}}, stageBuckets())),
+      stage_process(stages.Add({{"stage", "process"}}, processingBuckets())),
+      stage_commit_wait(stages.Add({{"stage", "commit_wait"}}, stageBuckets())),
+      stage_commit(stages.Add({{"stage", "commit"}}, stageBuckets())),
+      stage_delivery(stages.Add({{"stage", "delivery"}}, stageBuckets())),
+      ingest_waits(BuildHistogram()
+                       .Name("fraud_ingest_wait_seconds")
+                       .Help("Time the ingest thread waited instead of processing, by reason: "
+                             "held_output, store")
+                       .Register(registry)),
+      ingest_wait_held_output(ingest_waits.Add({{"reason", "held_output"}}, stageBuckets())),
+      ingest_wait_store(ingest_waits.Add({{"reason", "store"}}, stageBuckets())),
+      checkpoint_write(BuildHistogram()
+                           .Name("fraud_checkpoint_write_seconds")
+                           .Help("One background write of committed card states and their "
+                                 "checkpoint to the local RocksDB")
+                           .Register(registry)
+                           .Add({}, stageBuckets())),
+      alert_delivery_failures(BuildCounter()
+                                  .Name("fraud_alert_delivery_failures_total")
+                                  .Help("Alerts of --alert-delivery immediate the broker did not "
+                                        "acknowledge (their transaction aborts; sent again)")
+                                  .Register(registry)
+                                  .Add({})),
       assigned_partitions(BuildGauge()
                               .Name("fraud_assigned_partitions")
                               .Help("Input partitions assigned to this instance")
@@ -318,12 +352,16 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
 
 IntervalMetrics::IntervalMetrics()
     : lateness(ServiceMetrics::latenessBuckets()),
-      processing(ServiceMetrics::processingBuckets()) {}
+      processing(ServiceMetrics::processingBuckets()),
+      fetch(ServiceMetrics::stageBuckets()),
+      queue(ServiceMetrics::stageBuckets()) {}
 
 void IntervalMetrics::clear() {
   tally = RecordTally{};
   lateness = LocalHistogram(ServiceMetrics::latenessBuckets());
   processing = LocalHistogram(ServiceMetrics::processingBuckets());
+  fetch = LocalHistogram(ServiceMetrics::stageBuckets());
+  queue = LocalHistogram(ServiceMetrics::stageBuckets());
 }
 
 void ServiceMetrics::flush(IntervalMetrics& interval) {
@@ -345,7 +383,9 @@ void ServiceMetrics::flush(IntervalMetrics& interval) {
   rejected_total_.Increment(static_cast<double>(rejected_sum));
   tally = RecordTally{};
   interval.lateness.flushTo(lateness);
-  interval.processing.flushTo(processing);
+  interval.processing.flushTo(processing, &stage_process);
+  interval.fetch.flushTo(stage_fetch);
+  interval.queue.flushTo(stage_queue);
 }
 
 }  // namespace fraud::service

@@ -30,9 +30,11 @@ class LocalHistogram {
     sum_ += value * static_cast<double>(times);
     any_ = true;
   }
-  void flushTo(prometheus::Histogram& histogram) {
+  // Adds the observations to `histogram` (and to `also`, when given) and clears them.
+  void flushTo(prometheus::Histogram& histogram, prometheus::Histogram* also = nullptr) {
     if (!any_) return;
     histogram.ObserveMultiple(counts_, sum_);
+    if (also != nullptr) also->ObserveMultiple(counts_, sum_);
     std::fill(counts_.begin(), counts_.end(), 0.0);
     sum_ = 0;
     any_ = false;
@@ -58,6 +60,8 @@ struct IntervalMetrics {
   RecordTally tally;
   LocalHistogram lateness;
   LocalHistogram processing;
+  LocalHistogram fetch;  // stage "fetch" of each record
+  LocalHistogram queue;  // stage "queue" of each record
 
   IntervalMetrics();
   void clear();
@@ -100,6 +104,7 @@ class ServiceMetrics {
   void flush(IntervalMetrics& interval);
   [[nodiscard]] static std::vector<double> latenessBuckets();
   [[nodiscard]] static std::vector<double> processingBuckets();
+  [[nodiscard]] static std::vector<double> stageBuckets();
 
   prometheus::Family<prometheus::Counter>& records;
   prometheus::Family<prometheus::Counter>& rejected;
@@ -122,6 +127,29 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Counter>& rebalances;
   prometheus::Family<prometheus::Counter>& transactions;
   prometheus::Histogram& commit_duration;
+  // fraud_stage_seconds{stage}: where the time from a record's production to its alert's
+  // visibility goes (docs/performance.md). Per record: fetch (the record's timestamp to the
+  // consumer poll that returned it), queue (that poll to the start of its processing), process.
+  // Per alert: commit_wait (detected to the start of the commit that carries it), commit (that
+  // commit's start to its acknowledgement), delivery (immediate mode: produced to acknowledged).
+  prometheus::Family<prometheus::Histogram>& stages;
+  prometheus::Histogram& stage_fetch;
+  prometheus::Histogram& stage_queue;
+  prometheus::Histogram& stage_process;
+  prometheus::Histogram& stage_commit_wait;
+  prometheus::Histogram& stage_commit;
+  prometheus::Histogram& stage_delivery;
+  // fraud_ingest_wait_seconds{reason}: time the ingest thread waited instead of processing:
+  // held_output (output held during a commit passed its bound), store (a background checkpoint
+  // write had to finish first: before a rewind, a revoke or an eviction under cache pressure).
+  prometheus::Family<prometheus::Histogram>& ingest_waits;
+  prometheus::Histogram& ingest_wait_held_output;
+  prometheus::Histogram& ingest_wait_store;
+  // fraud_checkpoint_write_seconds: one background write of committed state to RocksDB.
+  prometheus::Histogram& checkpoint_write;
+  // Alerts whose immediate delivery failed (their transaction then aborts and they are sent
+  // again).
+  prometheus::Counter& alert_delivery_failures;
   prometheus::Gauge& assigned_partitions;
   // fraud_detector_build_info{version, revision} 1: the build, for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;

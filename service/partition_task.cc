@@ -77,9 +77,10 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     context_.interval.lateness.observe(
         static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
     if (outcome.alert_key) {
-      context_.output.send(context_.config.alerts_topic, kAnyPartition,
-                           outcome.detected.alert->card_ref.hex(), alert_json_,
-                           {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+      RecordCollector& alerts = context_.alerts != nullptr ? *context_.alerts : context_.output;
+      alerts.send(context_.config.alerts_topic, kAnyPartition,
+                  outcome.detected.alert->card_ref.hex(), alert_json_,
+                  {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
     }
     return Processed::kDone;
   } catch (const std::exception&) {
@@ -145,27 +146,34 @@ void PartitionTask::markCommitted(const state::PartitionCheckpoint& checkpoint) 
   committed_.changelog_next_offset = checkpoint_record_offset_ >= 0
                                          ? checkpoint_record_offset_ + 1
                                          : persisted_.changelog_next_offset;
+  // The transaction's card changes may go to disk now, with this checkpoint.
+  store_->commitSucceeded(committed_);
+  persisted_ = committed_;
 }
 
 bool PartitionTask::rewind() {
   if (!active_.load()) return true;  // a restore is on its way to the committed state anyway
   std::lock_guard lock(mu_);
   dirty_ = false;
-  store_->discardChanges();
-  if (committed_ != persisted_) return false;
+  // Waits for the committed batches to reach disk; false when one could not.
+  if (!store_->discardChanges()) return false;
   detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
-                                                             persisted_.stream_time);
-  next_offset_ = persisted_.next_offset;
+                                                             committed_.stream_time);
+  next_offset_ = committed_.next_offset;
   return true;
 }
 
-std::optional<std::string> PartitionTask::persist() {
-  if (!active_.load() || dirty_) return std::nullopt;  // dirty: not everything is committed
+std::optional<std::string> PartitionTask::handOffCommitted() {
+  if (!active_.load()) return std::nullopt;
   std::lock_guard lock(mu_);
-  if (committed_ == persisted_ && !store_->hasUnpersistedChanges()) return std::nullopt;
-  if (auto error = store_->persist(committed_)) return error;
-  persisted_ = committed_;
-  return std::nullopt;
+  store_->handOff();
+  return store_->writeError();
+}
+
+std::optional<std::string> PartitionTask::persist() {
+  if (!active_.load()) return std::nullopt;
+  std::lock_guard lock(mu_);
+  return store_->writeCommitted();
 }
 
 api::PartitionStatus PartitionTask::status(double now_s) const {

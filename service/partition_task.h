@@ -38,6 +38,8 @@ struct TaskContext {
   IntervalMetrics& interval;
   size_t max_dead_letter_bytes;            // the dead-letter topic's record limit
   std::function<int64_t()> wall_clock_ms;  // detected_at and lateness
+  // Where alerts go when not in `output`'s transaction (--alert-delivery immediate).
+  RecordCollector* alerts = nullptr;
 };
 
 // One assigned input partition (Kafka Streams' StreamTask): its detector over its card store,
@@ -81,14 +83,17 @@ class PartitionTask {
   // checkpoint the commit reaches; nothing when no record was processed since the last call.
   [[nodiscard]] std::optional<state::PartitionCheckpoint> prepareCommit(
       RecordCollector& output, const std::string& changelog_topic);
-  // The commit that carried `checkpoint` went through.
+  // The commit that carried `checkpoint` went through: its card changes may go to disk.
   void markCommitted(const state::PartitionCheckpoint& checkpoint);
-  // State, stream time and position back to the last committed checkpoint. True when done
-  // locally (seek the input to nextOffset()); false when the disk lacks it: restart() and
-  // restore from the changelog.
+  // State, stream time and position back to the last committed checkpoint (waiting for its
+  // background writes). True when done locally (seek the input to nextOffset()); false when
+  // the disk could not take the committed state: restart() and restore from the changelog.
   [[nodiscard]] bool rewind();
-  // Writes the committed state to disk. Only when every change is committed (after a commit,
-  // before the next record); an error message when the disk refuses it.
+  // Gives the committed state to the background writer without waiting; the message of an
+  // earlier background write that failed, if any.
+  [[nodiscard]] std::optional<std::string> handOffCommitted();
+  // Writes the committed state to disk and waits for it; an error message when the disk
+  // refuses it. Uncommitted changes are never written.
   [[nodiscard]] std::optional<std::string> persist();
 
   // Any thread.
@@ -114,7 +119,7 @@ class PartitionTask {
   int64_t next_offset_ = -1;
   uint64_t restore_ticket_;
   state::PartitionCheckpoint committed_;  // what the last committed transaction covered
-  state::PartitionCheckpoint persisted_;  // what the state on disk covers
+  state::PartitionCheckpoint persisted_;  // the last checkpoint given to the store's disk
   bool dirty_ = false;
   int64_t checkpoint_record_offset_ = -1;  // set by the checkpoint record's delivery report
 

@@ -13,6 +13,9 @@ namespace {
 
 constexpr auto kOwnersRefresh = std::chrono::seconds(5);
 constexpr size_t kDefaultMessageMaxBytes = 1'000'000;  // librdkafka's message.max.bytes
+// How long a commit waits for the immediate alerts sent before it to be acknowledged (else it
+// aborts).
+constexpr int kAlertsFlushTimeoutMs = 30'000;
 
 // A cheap clock for per-record lateness and detected_at: a few milliseconds of resolution is
 // plenty.
@@ -91,6 +94,19 @@ std::optional<std::string> StreamProcessor::start() {
     return "init transactions: " + errorText(e.get());
   }
   output_ = std::make_unique<TransactionalOutput>(producer_.get());
+  prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
+  db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
+  if (config_.alert_delivery == "immediate") {
+    alerts_ = ImmediateAlertOutput::create(
+        common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
+    if (!alerts_) return "alert producer: " + error;
+    ImmediateAlertOutput* alerts = alerts_.get();
+    // No input offset commits past an alert the broker has not acknowledged.
+    output_->setCommitPrecondition(
+        [alerts] { return alerts->flushForCommit(kAlertsFlushTimeoutMs); });
+  } else {
+    output_->timeRecordsOf(config_.alerts_topic, metrics_.stage_commit_wait, metrics_.stage_commit);
+  }
 
   kafka::KafkaProperties consumer_props = common;
   consumer_props["group.id"] = config_.group_id;
@@ -122,7 +138,8 @@ std::optional<std::string> StreamProcessor::start() {
   pipeline.detected_at_ms = &coarseWallClockMs;
   pipeline_ = std::make_unique<detectors::RecordPipeline>(pipeline, hasher_);
   context_ = std::make_unique<TaskContext>(TaskContext{config_, *output_, *pipeline_, interval_,
-                                                       max_dead_letter_bytes_, &coarseWallClockMs});
+                                                       max_dead_letter_bytes_, &coarseWallClockMs,
+                                                       alerts_.get()});
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
 
   CommitCoordinator::Options commit;
@@ -146,8 +163,10 @@ std::optional<std::string> StreamProcessor::start() {
       },
       [this] { return db_.cachedBytes(); }, interval_, &metrics_);
   thread_ = std::make_unique<StreamThread>(
-      config_, StreamThread::Clients{consumer_.get(), producer_.get()}, *tasks_, *commits_,
-      interval_, *restorer_, query_, db_, metrics_);
+      config_,
+      StreamThread::Clients{consumer_.get(), producer_.get(),
+                            alerts_ ? alerts_->producer() : nullptr},
+      *tasks_, *commits_, interval_, *restorer_, query_, db_, metrics_);
   query_.attach(*tasks_, *admin_, admin_->inputPartitions());
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.

@@ -10,6 +10,7 @@
 #include "service/changelog_restorer.h"
 #include "service/commit_coordinator.h"
 #include "service/config.h"
+#include "service/immediate_alert_output.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/kafka_input.h"
@@ -30,6 +31,8 @@ namespace fraud::service {
 // state changes (changelog) and input offsets commit in one Kafka transaction per commit
 // interval; local checkpoints are written only after a transaction commits, so an alert is
 // never lost and, for read_committed readers, never seen twice (docs/state-and-recovery.md).
+// With --alert-delivery immediate, alerts leave at once on a producer of their own instead, and
+// a transaction commits only once the alerts before it are acknowledged.
 //
 // Threading: start() and run() on one thread (which becomes the ingest thread); requestStop()
 // from any thread; view() is safe for the API's threads from construction on.
@@ -70,7 +73,8 @@ class StreamProcessor final {
   kafka::KafkaHandle admin_client_;
   kafka::KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
-  std::unique_ptr<TransactionalOutput> output_;
+  std::unique_ptr<ImmediateAlertOutput> alerts_;  // --alert-delivery immediate only
+  std::unique_ptr<TransactionalOutput> output_;   // its committer may flush alerts_
   std::unique_ptr<ChangelogRestorer> restorer_;
   std::unique_ptr<KafkaInput> input_;
   std::unique_ptr<detectors::RecordPipeline> pipeline_;

@@ -1,6 +1,7 @@
 #include "service/stream_thread.h"
 
 #include <spdlog/spdlog.h>
+#include <time.h>
 
 #include <algorithm>
 
@@ -10,6 +11,12 @@ namespace {
 constexpr int kPollMs = 50;
 constexpr size_t kConsumeBatch = 1024;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
+
+int64_t wallClockMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
 
 double wallClockSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -52,7 +59,7 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   // one clock reading and one histogram entry for the batch. (rd_kafka_consume_batch_queue()
   // would be one call, but librdkafka 2.0.2 drops records of partitions it keeps when an
   // incremental rebalance lands during the call.)
-  std::vector<rd_kafka_message_t*> batch;
+  std::vector<Polled> batch;
   batch.reserve(kConsumeBatch);
   while (!stop.load() && !commits_.fatal()) {
     for (const int32_t p : tasks_.activateRestored()) {
@@ -64,9 +71,9 @@ int StreamThread::run(const std::atomic<bool>& stop) {
       const auto started = Clock::now();
       const uint64_t epoch = tasks_.rewindEpoch();
       size_t processed = 0;
-      for (rd_kafka_message_t* message : batch) {
-        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && handle(message)) ++processed;
-        rd_kafka_message_destroy(message);
+      for (const Polled& polled : batch) {
+        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && handle(polled)) ++processed;
+        rd_kafka_message_destroy(polled.message);
       }
       batch.clear();
       if (processed > 0) {
@@ -76,6 +83,7 @@ int StreamThread::run(const std::atomic<bool>& stop) {
     }
     // The committer thread serves delivery reports while a commit is in flight.
     if (!commits_.committing()) rd_kafka_poll(clients_.producer, 0);
+    if (clients_.alerts_producer != nullptr) rd_kafka_poll(clients_.alerts_producer, 0);
     if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) break;
     query_.setOutputsBlocked(commits_.blocked());
     if (Clock::now() - last_gauges_ >= kGaugeInterval) refreshGauges();
@@ -83,23 +91,24 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   return shutdown();
 }
 
-void StreamThread::collect(std::vector<rd_kafka_message_t*>& batch, int timeout_ms) {
+void StreamThread::collect(std::vector<Polled>& batch, int timeout_ms) {
   uint64_t epoch = tasks_.rewindEpoch();
   for (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, timeout_ms);
        message != nullptr; message = rd_kafka_consumer_poll(clients_.consumer, 0)) {
     if (tasks_.rewindEpoch() != epoch) {
       // A rebalance callback inside that poll moved positions back: what was collected before
       // it was fetched from the old positions and will be fetched again.
-      for (rd_kafka_message_t* stale : batch) rd_kafka_message_destroy(stale);
+      for (const Polled& stale : batch) rd_kafka_message_destroy(stale.message);
       batch.clear();
       epoch = tasks_.rewindEpoch();
     }
-    batch.push_back(message);
+    batch.push_back(Polled{message, Clock::now(), wallClockMs()});
     if (batch.size() == kConsumeBatch) break;
   }
 }
 
-bool StreamThread::handle(const rd_kafka_message_t* message) {
+bool StreamThread::handle(const Polled& polled) {
+  const rd_kafka_message_t* message = polled.message;
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       spdlog::warn("consumer: {}", rd_kafka_message_errstr(message));
@@ -116,6 +125,11 @@ bool StreamThread::handle(const rd_kafka_message_t* message) {
   rd_kafka_timestamp_type_t type;
   const int64_t timestamp = rd_kafka_message_timestamp(message, &type);
   if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) record.timestamp_ms = timestamp;
+  if (type == RD_KAFKA_TIMESTAMP_CREATE_TIME) {
+    interval_.fetch.observe(
+        static_cast<double>(std::max<int64_t>(0, polled.at_wall_ms - timestamp)) / 1000.0);
+  }
+  interval_.queue.observe(std::chrono::duration<double>(Clock::now() - polled.at).count());
   switch (task->process(record)) {
     case PartitionTask::Processed::kSkipped:
       return false;
@@ -132,7 +146,10 @@ bool StreamThread::handle(const rd_kafka_message_t* message) {
   commits_.recordProcessed();
   if (commits_.mustWait()) {
     // Output held during the commit passed its bound: input waits for the commit.
+    const auto waiting = Clock::now();
     (void)commits_.waitForCommit();
+    metrics_.ingest_wait_held_output.Observe(
+        std::chrono::duration<double>(Clock::now() - waiting).count());
   }
   return true;
 }

@@ -31,6 +31,7 @@ class StreamThread {
   struct Clients {
     rd_kafka_t* consumer;
     rd_kafka_t* producer;
+    rd_kafka_t* alerts_producer = nullptr;  // --alert-delivery immediate only
   };
   StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                CommitCoordinator& commits, IntervalMetrics& interval, RestoreQueue& restorer,
@@ -46,9 +47,16 @@ class StreamThread {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void collect(std::vector<rd_kafka_message_t*>& batch, int timeout_ms);
-  // False when processing must stop for this batch (positions moved back, or fatal).
-  [[nodiscard]] bool handle(const rd_kafka_message_t* message);
+  // One consumed record and when the consumer poll returned it.
+  struct Polled {
+    rd_kafka_message_t* message;
+    Clock::time_point at;
+    int64_t at_wall_ms;
+  };
+  void collect(std::vector<Polled>& batch, int timeout_ms);
+  // Processes one record; false when it was not processed (an error event, a partition not
+  // held or not restored, unreadable state).
+  [[nodiscard]] bool handle(const Polled& polled);
   void assign(rd_kafka_topic_partition_list_t* partitions);
   void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
   void dropPartitionGauges(int32_t partition);

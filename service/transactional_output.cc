@@ -47,6 +47,19 @@ void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
 TransactionalOutput::TransactionalOutput(rd_kafka_t* producer)
     : producer_(producer), committer_([this] { committerLoop(); }) {}
 
+void TransactionalOutput::timeRecordsOf(const std::string& topic,
+                                        prometheus::Histogram& commit_wait,
+                                        prometheus::Histogram& commit) {
+  timed_topic_ = &topic;
+  commit_wait_ = &commit_wait;
+  commit_histogram_ = &commit;
+}
+
+void TransactionalOutput::setCommitPrecondition(std::function<bool()> precondition) {
+  std::lock_guard lock(mu_);
+  precondition_ = std::move(precondition);
+}
+
 TransactionalOutput::~TransactionalOutput() {
   {
     std::lock_guard lock(mu_);
@@ -60,7 +73,9 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
                                std::optional<std::string_view> value,
                                std::initializer_list<Header> headers, int64_t* delivered_offset) {
   if (fatal_) return;
+  const bool timed = timed_topic_ != nullptr && topic == *timed_topic_;
   if (committing_) {
+    if (timed) held_times_.push_back(std::chrono::steady_clock::now());
     HeldRecord& held = held_.emplace_back();
     held.topic = topic;
     held.partition = partition;
@@ -75,6 +90,7 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
     return;
   }
   if (!beginIfClosed()) return;
+  if (timed) open_times_.push_back(std::chrono::steady_clock::now());
   produce(topic.c_str(), partition, key, value, makeHeaders(headers), delivered_offset);
 }
 
@@ -135,6 +151,12 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
 void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group) {
   committing_ = true;
   commit_started_ = std::chrono::steady_clock::now();
+  if (commit_wait_ != nullptr) {
+    for (const TimePoint sent : open_times_) {
+      commit_wait_->Observe(std::chrono::duration<double>(commit_started_ - sent).count());
+    }
+  }
+  committing_times_ = std::exchange(open_times_, {});
   std::lock_guard lock(mu_);
   if (fatal_) {
     result_ = Result::kFatal;
@@ -157,6 +179,10 @@ void TransactionalOutput::committerLoop() {
       if (!request_) return;  // stopping with nothing to commit
       request = std::move(*request_);
       request_.reset();
+    }
+    if (precondition_ && !precondition_()) {
+      publish(Result::kAborted);
+      continue;
     }
     publish(runCommit(std::move(request)));
   }
@@ -220,6 +246,7 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
   }
   if (result == Result::kAborted) return abort(/*outputs_failed=*/true);
   last_commit_duration_ = std::chrono::steady_clock::now() - commit_started_;
+  observeCommitted();
   open_ = false;
   blocked_ = false;
   for (auto& held : std::exchange(held_, {})) {
@@ -241,7 +268,20 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
   return result;
 }
 
+void TransactionalOutput::observeCommitted() {
+  if (commit_histogram_ != nullptr) {
+    const double seconds = last_commit_duration_.count();
+    for (size_t i = 0; i < committing_times_.size(); ++i) commit_histogram_->Observe(seconds);
+  }
+  committing_times_.clear();
+  // The held records go out now, in the next transaction.
+  open_times_ = std::exchange(held_times_, {});
+}
+
 TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
+  open_times_.clear();
+  committing_times_.clear();
+  held_times_.clear();
   blocked_ = blocked_ || outputs_failed;
   held_.clear();
   held_bytes_ = 0;

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <prometheus/histogram.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <mutex>
 #include <optional>
@@ -42,6 +45,15 @@ class TransactionalOutput final : public RecordCollector {
 
   // `producer` must have transactions initialised and outlive this object.
   explicit TransactionalOutput(rd_kafka_t* producer);
+
+  // Times the records sent to `topic` (the alerts): from send() to the start of the commit that
+  // carries them, and that commit's duration. Call before the first send().
+  void timeRecordsOf(const std::string& topic, prometheus::Histogram& commit_wait,
+                     prometheus::Histogram& commit);
+  // Asked on the committer thread before a transaction's offsets are sent; false aborts the
+  // transaction (--alert-delivery immediate: an alert of these records was not acknowledged).
+  // Call before the first send().
+  void setCommitPrecondition(std::function<bool()> precondition);
   ~TransactionalOutput() override;
   TransactionalOutput(const TransactionalOutput&) = delete;
   TransactionalOutput& operator=(const TransactionalOutput&) = delete;
@@ -100,7 +112,17 @@ class TransactionalOutput final : public RecordCollector {
   [[nodiscard]] Result runCommit(CommitRequest request);
   void publish(Result result);
 
+  using TimePoint = std::chrono::steady_clock::time_point;
+  void observeCommitted();
+
   rd_kafka_t* producer_;
+  const std::string* timed_topic_ = nullptr;
+  prometheus::Histogram* commit_wait_ = nullptr;
+  prometheus::Histogram* commit_histogram_ = nullptr;
+  std::vector<TimePoint> open_times_;        // timed records of the open transaction
+  std::vector<TimePoint> committing_times_;  // ... of the transaction being committed
+  std::vector<TimePoint> held_times_;        // ... held while it commits
+  std::function<bool()> precondition_;
   bool open_ = false;
   bool committing_ = false;
   bool lost_record_ = false;  // a send failed: this transaction must abort

@@ -8,8 +8,13 @@
 #include <rocksdb/write_buffer_manager.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 #include "state/card_state_codec.h"
 
@@ -102,11 +107,96 @@ std::optional<PartitionCheckpoint> PartitionCheckpoint::decode(std::string_view 
   return checkpoint;
 }
 
+// What one store's background writes have reached; shared by the store and the writer.
+struct StoreWrites {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<uint64_t> written{0};  // the last batch on disk
+  std::optional<std::string> error;  // under mu: a write failed; later batches are not written
+};
+
+// One committed transaction's card changes and its checkpoint, for the disk.
+struct PendingBatch {
+  uint64_t seq = 0;
+  size_t card_count = 0;  // the partition's card count with this batch
+  rocksdb::WriteBatch batch;
+};
+
 struct StateDb::Impl {
   std::unique_ptr<rocksdb::DB> db;
   rocksdb::WriteOptions write_options;
   std::atomic<int64_t> cached_bytes{0};
   int64_t card_cache_budget = 0;
+
+  // The writer thread: committed batches of every store, written in the order handed in.
+  struct Job {
+    std::shared_ptr<StoreWrites> target;
+    std::unique_ptr<PendingBatch> batch;
+  };
+  std::mutex jobs_mu;
+  std::condition_variable jobs_cv;
+  std::deque<Job> jobs;
+  bool stopping = false;
+  std::string fail_writes;  // under jobs_mu; tests
+  std::function<void(double)> write_observer;
+  std::thread writer;
+
+  void submit(const std::shared_ptr<StoreWrites>& target, std::unique_ptr<PendingBatch> batch) {
+    {
+      std::lock_guard lock(jobs_mu);
+      if (!writer.joinable()) writer = std::thread([this] { writerLoop(); });
+      jobs.push_back(Job{target, std::move(batch)});
+    }
+    jobs_cv.notify_one();
+  }
+
+  void stopWriter() {
+    {
+      std::lock_guard lock(jobs_mu);
+      stopping = true;
+    }
+    jobs_cv.notify_all();
+    if (writer.joinable()) writer.join();
+  }
+
+  void writerLoop() {
+    while (true) {
+      Job job;
+      std::string fail;
+      {
+        std::unique_lock lock(jobs_mu);
+        jobs_cv.wait(lock, [this] { return stopping || !jobs.empty(); });
+        if (jobs.empty()) return;  // stopping, everything written
+        job = std::move(jobs.front());
+        jobs.pop_front();
+        fail = fail_writes;
+      }
+      StoreWrites& target = *job.target;
+      {
+        std::lock_guard lock(target.mu);
+        if (target.error) {
+          target.cv.notify_all();
+          continue;  // after a failed batch no later one may land: the disk would skip one
+        }
+      }
+      const auto started = std::chrono::steady_clock::now();
+      const auto status = fail.empty() ? db->Write(write_options, &job.batch->batch)
+                                       : rocksdb::Status::IOError(fail);
+      if (write_observer) {
+        write_observer(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      }
+      {
+        std::lock_guard lock(target.mu);
+        if (status.ok()) {
+          target.written.store(job.batch->seq);
+        } else {
+          target.error = describe(status);
+        }
+      }
+      target.cv.notify_all();
+    }
+  }
 
   [[nodiscard]] std::optional<std::string> get(const std::string& key) {
     std::string value;
@@ -132,6 +222,7 @@ struct StateDb::Impl {
 StateDb::StateDb(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 StateDb::~StateDb() {
+  impl_->stopWriter();
   // Without a write-ahead log, only flushed memtables survive the process.
   const auto status = impl_->db->Flush(rocksdb::FlushOptions());
   (void)status;  // a failed flush only means a longer restore from the changelog next time
@@ -255,8 +346,18 @@ uint64_t StateDb::cachedBytes() const {
   return static_cast<uint64_t>(std::max<int64_t>(0, impl_->cached_bytes.load()));
 }
 
+void StateDb::setWriteObserver(std::function<void(double seconds)> observer) {
+  std::lock_guard lock(impl_->jobs_mu);
+  impl_->write_observer = std::move(observer);
+}
+
+void StateDb::failWritesForTesting(std::string message) {
+  std::lock_guard lock(impl_->jobs_mu);
+  impl_->fail_writes = std::move(message);
+}
+
 RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
-    : db_(db), partition_(partition) {
+    : db_(db), partition_(partition), writes_(std::make_shared<StoreWrites>()) {
   // Warm the cache with the whole partition while it fits: a complete cache answers every
   // lookup, so RocksDB is only written to, until the first eviction.
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
@@ -278,10 +379,19 @@ RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
     entry.referenced = false;
     charge(entry, bytesOf(entry.state));
   });
-  persisted_card_count_ = card_count_;
+  committed_card_count_ = card_count_;
 }
 
 RocksDbCardStore::~RocksDbCardStore() {
+  // Committed batches still go to disk, and all of this store's writes land before a later
+  // store of the partition (or a restore, or clearPartition()) reads or writes it.
+  staged_.clear();
+  for (auto& batch : committed_) {
+    handed_seq_ = batch->seq;
+    db_.submit(writes_, std::move(batch));
+  }
+  committed_.clear();
+  (void)waitWritten();
   cache_.forEachMutable([this](const CardRef&, Entry& entry) { charge(entry, 0); });
 }
 
@@ -371,65 +481,134 @@ void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const Ca
 std::vector<CardChange> RocksDbCardStore::takeCommitChanges() {
   std::vector<CardChange> changes;
   changes.reserve(commit_changed_.size());
-  for (const auto& ref : commit_changed_) {
-    Entry* entry = cache_.find(ref);
-    entry->commit_changed = false;
-    changes.push_back(CardChange{
-        ref, entry->erased ? std::nullopt : std::optional(encodeCardState(entry->state))});
-  }
-  commit_changed_.clear();
+  stageChanges(&changes);
   return changes;
 }
 
-std::optional<std::string> RocksDbCardStore::persist(const PartitionCheckpoint& checkpoint) {
-  rocksdb::WriteBatch batch;
+void RocksDbCardStore::stageChanges(std::vector<CardChange>* changes) {
+  auto pending = std::make_unique<PendingBatch>();
+  pending->seq = next_seq_++;
   std::string value;
-  for (const auto& ref : persist_changed_) {
-    const Entry* entry = cache_.find(ref);
+  for (const auto& ref : commit_changed_) {
+    Entry* entry = cache_.find(ref);
+    entry->commit_changed = false;
+    entry->staged_seq = pending->seq;
     const auto key = cardKey(partition_, ref);
-    rocksdb::Status status;
     if (entry->erased) {
-      status = batch.Delete(key);
+      (void)pending->batch.Delete(key);
+      if (changes != nullptr) changes->push_back(CardChange{ref, std::nullopt});
     } else {
       value.clear();
       encodeCardState(entry->state, value);
-      status = batch.Put(key, value);
+      (void)pending->batch.Put(key, value);
+      if (changes != nullptr) changes->push_back(CardChange{ref, value});
     }
-    if (!status.ok()) return describe(status);
   }
-  if (const auto status = batch.Put(checkpointKey(partition_), checkpoint.encode()); !status.ok()) {
-    return describe(status);
+  commit_changed_.clear();
+  pending->card_count = card_count_;
+  staged_.push_back(std::move(pending));
+}
+
+void RocksDbCardStore::commitSucceeded(const PartitionCheckpoint& checkpoint) {
+  if (staged_.empty()) {
+    auto pending = std::make_unique<PendingBatch>();
+    pending->seq = next_seq_++;
+    pending->card_count = committed_card_count_;
+    staged_.push_back(std::move(pending));
   }
-  if (const auto status = db_.db->Write(db_.write_options, &batch); !status.ok()) {
-    return describe(status);
+  (void)staged_.back()->batch.Put(checkpointKey(partition_), checkpoint.encode());
+  committed_card_count_ = staged_.back()->card_count;
+  for (auto& batch : staged_) committed_.push_back(std::move(batch));
+  staged_.clear();
+}
+
+void RocksDbCardStore::handOff() {
+  for (auto& batch : committed_) {
+    handed_seq_ = batch->seq;
+    db_.submit(writes_, std::move(batch));
   }
+  committed_.clear();
+  reclaimWritten();
+}
+
+bool RocksDbCardStore::waitWritten() {
+  std::unique_lock lock(writes_->mu);
+  writes_->cv.wait(lock, [this] {
+    return writes_->error.has_value() || writes_->written.load() >= handed_seq_;
+  });
+  return !writes_->error.has_value();
+}
+
+std::optional<std::string> RocksDbCardStore::writeError() const {
+  std::lock_guard lock(writes_->mu);
+  return writes_->error;
+}
+
+std::optional<std::string> RocksDbCardStore::writeCommitted() {
+  handOff();
+  if (!waitWritten()) return writeError();
+  reclaimWritten();
+  return std::nullopt;
+}
+
+std::optional<std::string> RocksDbCardStore::persist(const PartitionCheckpoint& checkpoint) {
+  stageChanges(nullptr);
+  commitSucceeded(checkpoint);
+  return writeCommitted();
+}
+
+void RocksDbCardStore::reclaimWritten() {
+  const uint64_t written = writes_->written.load();
+  if (written == reclaimed_seq_) return;
+  reclaimed_seq_ = written;
+  size_t kept = 0;
   for (const auto& ref : persist_changed_) {
     Entry* entry = cache_.find(ref);
+    if (entry->commit_changed || entry->staged_seq == 0 || entry->staged_seq > written) {
+      persist_changed_[kept++] = ref;  // its latest change is not on disk yet
+      continue;
+    }
     entry->persist_changed = false;
-    if (entry->erased && !entry->commit_changed) {
+    if (entry->erased) {
       charge(*entry, 0);
       cache_.erase(ref);
     } else {
       charge(*entry, bytesOf(entry->state));
     }
   }
-  persist_changed_.clear();
-  persisted_card_count_ = card_count_;
+  persist_changed_.resize(kept);
   evictIfOverBudget();
-  return std::nullopt;
 }
 
-void RocksDbCardStore::discardChanges() {
+bool RocksDbCardStore::discardChanges() {
+  staged_.clear();  // the aborted transaction's changes
+  for (auto& batch : committed_) {
+    handed_seq_ = batch->seq;
+    db_.submit(writes_, std::move(batch));
+  }
+  committed_.clear();
+  const bool written_all = waitWritten();
+  const uint64_t written = writes_->written.load();
   for (const auto& ref : persist_changed_) {
-    if (Entry* entry = cache_.find(ref)) {
+    Entry* entry = cache_.find(ref);
+    if (entry == nullptr) continue;
+    const bool on_disk =
+        !entry->commit_changed && entry->staged_seq != 0 && entry->staged_seq <= written;
+    if (!on_disk || entry->erased) {
+      // Read again from disk, which holds the committed version (or none).
       charge(*entry, 0);
       cache_.erase(ref);
-      complete_ = false;  // the persisted version, if any, is on disk only now
+      if (!on_disk) complete_ = false;
+      continue;
     }
+    entry->persist_changed = false;
+    charge(*entry, bytesOf(entry->state));
   }
   persist_changed_.clear();
   commit_changed_.clear();
-  card_count_ = persisted_card_count_;
+  card_count_ = committed_card_count_;
+  reclaimed_seq_ = written;
+  return written_all;
 }
 
 void RocksDbCardStore::evictIfOverBudget() {

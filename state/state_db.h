@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,8 @@ struct CardChange {
 };
 
 class RocksDbCardStore;
+struct StoreWrites;
+struct PendingBatch;
 
 // The instance's state on disk: one RocksDB database holding every assigned partition's card
 // states and checkpoints, under a memory budget (shared block cache, write-buffer manager,
@@ -76,6 +79,11 @@ class StateDb {
   [[nodiscard]] uint64_t diskBytes();
   // Bytes the decoded-state caches of all partitions hold now.
   [[nodiscard]] uint64_t cachedBytes() const;
+  // Called on the writer thread with the seconds each background write took (a metric).
+  // Set before the first store is made.
+  void setWriteObserver(std::function<void(double seconds)> observer);
+  // Tests: every later background write fails with this message (empty: writes work again).
+  void failWritesForTesting(std::string message);
 
   struct Impl;
 
@@ -86,10 +94,13 @@ class StateDb {
 
 // One partition's card states: RocksDB behind a write-back cache of decoded states.
 //
-// A change is reported twice: once to the changelog (takeCommitChanges(), every transaction),
-// and once to disk (persist(), every checkpoint interval, with the checkpoint it reaches), so
-// RocksDB takes one write per card per checkpoint however often the card changed. Until then
-// changes live only in the cache; discardChanges() returns to what the disk holds.
+// A change is reported twice: to the changelog (takeCommitChanges(), every transaction), and to
+// disk. The encoded changes of a transaction are kept as a write batch; once the transaction
+// commits (commitSucceeded(), with the checkpoint it reaches) the batch may go to disk, and
+// handOff() gives the committed batches to the database's writer thread: the ingest thread
+// never waits for RocksDB. The disk thus only ever holds committed state, in commit order, each
+// batch with its checkpoint. A cache entry may be evicted only once its latest change is on
+// disk. discardChanges() returns to the committed state (an abort).
 class RocksDbCardStore final : public detectors::CardStore {
  public:
   RocksDbCardStore(StateDb::Impl& db, int32_t partition);
@@ -102,30 +113,47 @@ class RocksDbCardStore final : public detectors::CardStore {
   void forEach(const std::function<void(const detectors::CardRef&, const detectors::CardState&)>&
                    visit) override;
 
-  // The cards changed since the last call, encoded (nothing for an erased card).
+  // The cards changed since the last call, encoded (nothing for an erased card); they are also
+  // staged as the batch of the transaction about to commit.
   [[nodiscard]] std::vector<CardChange> takeCommitChanges();
-  // True when cards changed since the last persist().
+  // The transaction of the staged changes committed and reaches `checkpoint`: they may go to
+  // disk with it.
+  void commitSucceeded(const PartitionCheckpoint& checkpoint);
+  // Gives the committed batches to the writer thread; does not wait. Also makes clean (and
+  // evictable) the entries whose changes are on disk by now.
+  void handOff();
+  // Hands off and waits until every committed batch is on disk: the write error, if any.
+  [[nodiscard]] std::optional<std::string> writeCommitted();
+  // True when cards changed since the last write to disk.
   [[nodiscard]] bool hasUnpersistedChanges() const { return !persist_changed_.empty(); }
-  // Writes every card changed since the last persist() and `checkpoint` in one batch; on
-  // success the cache holds them as clean and may evict. An error message on failure, nothing
-  // written then. Call only when every change is committed: the batch must match `checkpoint`.
+  // Stages every change, commits it with `checkpoint` and writes it (tests and tools: the state
+  // must be the committed one). An error message on failure.
   [[nodiscard]] std::optional<std::string> persist(const PartitionCheckpoint& checkpoint);
-  // Forgets every change since the last persist(): the store then reads as the disk does.
-  void discardChanges();
+  // Forgets every change not committed (waiting for the committed ones to reach disk): the
+  // store then reads as the last committed checkpoint. False when a background write failed:
+  // the disk lacks committed state and the partition must be restored from the changelog.
+  [[nodiscard]] bool discardChanges();
+  // A background write of this store failed (the disk refused it): its message.
+  [[nodiscard]] std::optional<std::string> writeError() const;
 
  private:
   struct Entry {
     detectors::CardState state;
     bool erased = false;
     bool commit_changed = false;   // listed in commit_changed_
-    bool persist_changed = false;  // listed in persist_changed_: not evictable until persisted
+    bool persist_changed = false;  // listed in persist_changed_: not evictable until on disk
     bool referenced = true;        // CLOCK bit for eviction
+    uint64_t staged_seq = 0;       // the batch holding its latest staged change
     size_t bytes = 0;              // estimate charged to the shared budget
   };
   Entry* load(const detectors::CardRef& card_ref);
   void charge(Entry& entry, size_t bytes);
   void markChanged(const detectors::CardRef& card_ref, Entry& entry);
   void evictIfOverBudget();
+  void stageChanges(std::vector<CardChange>* changes);
+  // Entries whose latest change is on disk become clean; erased ones leave the cache.
+  void reclaimWritten();
+  [[nodiscard]] bool waitWritten();  // false on a write error
 
   StateDb::Impl& db_;
   int32_t partition_;
@@ -133,8 +161,14 @@ class RocksDbCardStore final : public detectors::CardStore {
   std::vector<detectors::CardRef> commit_changed_;
   std::vector<detectors::CardRef> persist_changed_;
   size_t card_count_ = 0;
-  size_t persisted_card_count_ = 0;
+  size_t committed_card_count_ = 0;
   bool complete_ = true;  // the cache holds every card of the partition: a miss is an absence
+  std::shared_ptr<StoreWrites> writes_;                   // shared with the writer thread
+  std::vector<std::unique_ptr<PendingBatch>> staged_;     // the transaction in flight
+  std::vector<std::unique_ptr<PendingBatch>> committed_;  // committed, not handed off
+  uint64_t next_seq_ = 1;
+  uint64_t handed_seq_ = 0;     // the last batch given to the writer
+  uint64_t reclaimed_seq_ = 0;  // reclaimWritten() has seen everything up to here written
 };
 
 }  // namespace fraud::state

@@ -6,12 +6,15 @@
 #
 # Usage: loadgen/bench/stack_bench.sh [--rate N|max] [--duration S] [--partitions P]
 #                                     [--cards N] [--out DIR] [--kafka-dir DIR] [--build DIR]
+#                                     [--alert-delivery transactional|immediate]
+# --alert-delivery runs the service in that mode and verifies accordingly (immediate: exact
+# repeats of an idempotency key are accepted and counted).
 # Exit: 0 when the stack kept up (rate held, no errors, lag drained, verify passed), 1 when it
 # did not, 77 when no cluster is running (ctest skips).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-rate=20000 duration=60 partitions=12 cards=1000000
+rate=20000 duration=60 partitions=12 cards=1000000 delivery=transactional
 build=${FRAUD_BUILD_DIR:-$root/build}
 out=
 kafka_dir=${FRAUD_KAFKA_DIR:-/tmp/fraud-kafka}
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --kafka-dir) kafka_dir=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --alert-delivery) delivery=$2; shift 2 ;;
     *) echo "stack_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +59,7 @@ trap cleanup EXIT
 "$build/service/fraud-detector" run --brokers "$brokers" --input-topic "$run_id-tx" \
   --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group-id "$run_id" \
   --instance-id "$run_id-1" --state-dir "$out/state" --card-hash-key-file "$out/card-hash.key" \
-  --http-port 0 >"$out/service.log" 2>&1 &
+  --http-port 0 --probe-port 0 --alert-delivery "$delivery" >"$out/service.log" 2>&1 &
 service_pid=$!
 # Ready once every partition is assigned and restored.
 for _ in $(seq 120); do
@@ -70,15 +74,21 @@ loadgen_status=0
   --seed 1 --card-hash-key-file "$out/card-hash.key" --truth "$out/truth.jsonl" \
   --lag-group "$run_id" >"$out/summary.json" 2>"$out/progress.txt" || loadgen_status=$?
 
+# The service's own view of where the time went (docs/performance.md): its stage histograms.
+probe_port=$(sed -n 's|.*probes on http://[^:]*:\([0-9]*\).*|\1|p' "$out/service.log" | head -1)
+curl -sf "http://127.0.0.1:$probe_port/metrics" >"$out/metrics.txt" 2>/dev/null || : >"$out/metrics.txt"
+
 verify_status=0
 "$build/loadgen/fraud-loadgen" verify --brokers "$brokers" --topic "$run_id-tx" \
   --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group "$run_id" \
   --truth "$out/truth.jsonl" --card-hash-key-file "$out/card-hash.key" --wait-seconds 300 \
+  --alert-delivery "$delivery" \
   >"$out/verify.json" || verify_status=$?
 
-python3 - "$out" "$rate" "$loadgen_status" "$verify_status" <<'PY'
+python3 - "$out" "$rate" "$loadgen_status" "$verify_status" "$delivery" <<'PY'
 import json, sys
 out, rate, loadgen_status, verify_status = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+delivery = sys.argv[5]
 s = json.load(open(f"{out}/summary.json"))
 v = json.load(open(f"{out}/verify.json"))
 lag = s.get("consumer_lag", {})
@@ -87,17 +97,46 @@ achieved = s["achieved_rate"]
 target = achieved if rate == "max" else float(rate)
 # Kept up: the rate held, nothing failed, the lag when production ended was under 2 s of
 # traffic, and the audit passed once the group caught up.
+def stage_quantiles(path):
+    # histogram_quantile() over the service's fraud_stage_seconds buckets, in ms.
+    buckets = {}
+    for line in open(path):
+        if not line.startswith("fraud_stage_seconds_bucket{"):
+            continue
+        labels, value = line.rsplit(" ", 1)
+        stage = labels.split('stage="')[1].split('"')[0]
+        le = labels.split('le="')[1].split('"')[0]
+        buckets.setdefault(stage, []).append((float("inf") if le == "+Inf" else float(le), float(value)))
+    result = {}
+    for stage, bs in buckets.items():
+        bs.sort()
+        total = bs[-1][1]
+        if total == 0:
+            continue
+        def q(phi):
+            rank, lower, below = phi * total, 0.0, 0.0
+            for upper, count in bs:
+                if count >= rank:
+                    if upper == float("inf"):
+                        return lower * 1000
+                    return (lower + (upper - lower) * (rank - below) / max(count - below, 1e-12)) * 1000
+                lower, below = upper, count
+            return lower * 1000
+        result[stage] = {"count": int(total), "p50_ms": round(q(0.5), 3), "p99_ms": round(q(0.99), 3)}
+    return result
 kept_up = (loadgen_status == 0 and verify_status == 0 and s["errors"] == 0
            and achieved >= 0.98 * target
            and (lag.get("at_production_end") or 0) <= 2 * achieved)
 print(json.dumps({
-    "rate": rate, "achieved_rate": round(achieved), "records": s["records"],
+    "alert_delivery": delivery, "rate": rate, "achieved_rate": round(achieved), "records": s["records"],
     "rate_max_deviation_10s": s.get("rate_max_deviation_10s"), "errors": s["errors"],
     "latency_ms": {k: lat.get(k) for k in ("p50_ms", "p95_ms", "p99_ms", "max_ms")},
     "alerts_matched": f'{lat.get("matched")}/{lat.get("expected_alerts")}',
     "lag": {k: lag.get(k) for k in ("p50", "p99", "max", "at_production_end")},
     "verify": v.get("verdict"), "group_wait_s": v.get("group", {}).get("waited_s"),
     "truth": f'{v.get("truth", {}).get("recalled")}/{v.get("truth", {}).get("scenarios")}',
+    "alert_repeats": v.get("alerts", {}).get("repeats", {}).get("extra_records", 0),
+    "stages": stage_quantiles(f"{out}/metrics.txt"),
     "kept_up": kept_up, "out": out}))
 sys.exit(0 if kept_up else 1)
 PY

@@ -144,5 +144,41 @@ TEST_F(LiveServiceTest, UnwritableAlertsTopicHoldsInputReportsNotReadyAndLosesNo
   EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
 }
 
+// --alert-delivery immediate: the same alerts, each key once while nothing goes wrong.
+TEST_F(LiveServiceTest, ImmediateDeliveryRaisesTheSameAlertsEachOnceWithoutAFault) {
+  StreamOptions options;
+  options.records = 30'000;
+  produce(generateStream(options));
+  auto& service = startInstance("immediate", {"--alert-delivery", "immediate"});
+  EXPECT_EQ(expectAlertsMatchReplay(Delivery::kImmediateNoFault), 0);
+  service.signal(SIGTERM);
+  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+}
+
+// --alert-delivery immediate across kill -9: every key present; the records after the last
+// commit are processed again from the same state, so a key repeats only as an exact repeat.
+TEST_F(LiveServiceTest, ImmediateDeliveryKillNineLosesNothingAndRepeatsOnlyExactly) {
+  StreamOptions options;
+  options.records = 200'000;
+  options.cards = 5'000;
+  options.step_ms = 2;
+  produce(generateStream(options));
+  auto& first = startInstance("immediate-crashy", {"--alert-delivery", "immediate"});
+  ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
+  first.signal(SIGKILL);
+  ASSERT_TRUE(first.waitExit(seconds(10)).has_value());
+  const auto at_crash = kafka_->committedOffsets(group_, input_);
+  const auto ends = kafka_->endOffsets(input_);
+  bool mid_stream = false;
+  for (size_t p = 0; p < ends.size(); ++p) mid_stream |= at_crash[p] < ends[p];
+  EXPECT_TRUE(mid_stream) << "the crash came after the end of the stream: nothing was tested";
+
+  auto& second = startInstance("immediate-crashy", {"--alert-delivery", "immediate"});
+  const int repeats = expectAlertsMatchReplay(Delivery::kImmediateAfterFault);
+  std::printf("immediate delivery after kill -9: %d exact repeat(s)\n", repeats);
+  second.signal(SIGTERM);
+  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+}
+
 }  // namespace
 }  // namespace fraud::testing

@@ -84,6 +84,38 @@ TEST(Audit, ReportsMissingUnexpectedAndDuplicatedAlerts) {
   EXPECT_EQ(report["alerts"]["duplicates"]["items"][0]["times"], 2);
 }
 
+// verify --alert-delivery immediate: a key may come again, but only as an exact repeat.
+TEST(Audit, ImmediateDeliveryAcceptsAndCountsExactRepeatsOnly) {
+  const Alert a = makeAlert("card-1", 1000, 1);
+  Audit exact;
+  exact.allowExactAlertRepeats(true);
+  exact.expectAlert(a, DetectorOptions{});
+  exact.observeAlert(observed(a, 1, 0));
+  exact.observeAlert(observed(a, 2, 1));  // another detected_at: still exact
+  exact.observeAlert(observed(a, 3, 2));
+  EXPECT_TRUE(exact.passed()) << exact.report(10).dump(2);
+  const auto report = exact.report(10);
+  EXPECT_EQ(report["alerts"]["repeats"]["keys"], 1);
+  EXPECT_EQ(report["alerts"]["repeats"]["extra_records"], 2);
+
+  Alert changed = a;
+  changed.trigger_event_time += 1;
+  Audit differing;
+  differing.allowExactAlertRepeats(true);
+  differing.expectAlert(a, DetectorOptions{});
+  differing.observeAlert(observed(a, 1, 0));
+  differing.observeAlert(observed(changed, 2, 1));  // same key, other content
+  EXPECT_FALSE(differing.passed());
+  EXPECT_EQ(differing.report(10)["alerts"]["differing"]["count"], 1);
+
+  Audit transactional;  // the default: any repeat fails
+  transactional.expectAlert(a, DetectorOptions{});
+  transactional.observeAlert(observed(a, 1, 0));
+  transactional.observeAlert(observed(a, 1, 1));
+  EXPECT_FALSE(transactional.passed());
+  EXPECT_FALSE(transactional.report(10)["alerts"].contains("repeats"));
+}
+
 TEST(Audit, NamesTheFirstDifferingField) {
   Audit audit;
   const Alert expected = makeAlert("card-1", 1000, 1);

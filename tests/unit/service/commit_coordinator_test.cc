@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
+#include "service/immediate_alert_output.h"
 #include "tests/unit/service/mock_cluster.h"
 #include "tests/unit/service/service_fakes.h"
 
@@ -93,11 +95,12 @@ class CommitCoordinatorTest : public ::testing::Test {
   std::unique_ptr<CommitCoordinator> commits_;
 };
 
-TEST_F(CommitCoordinatorTest, CommitMovesCheckpointsAndOnlyThenMayStateBePersisted) {
+TEST_F(CommitCoordinatorTest, CommitMovesCheckpointsAndOnlyCommittedStateIsPersisted) {
   makeCoordinator();
   for (int64_t o = 0; o < 4; ++o) feed(0, o);
   feed(1, 0);
-  EXPECT_FALSE(commits_->persist()) << "nothing is committed yet";
+  EXPECT_TRUE(commits_->persist()) << "nothing is committed yet: nothing to write";
+  EXPECT_FALSE((*db_).checkpoint(0).has_value()) << "uncommitted state never reaches disk";
   EXPECT_EQ(commits_->commitNow(), Outcome::kCommitted);
   EXPECT_EQ(tasks_->task(0)->committed().next_offset, 4);
   EXPECT_EQ(tasks_->task(1)->committed().next_offset, 1);
@@ -190,12 +193,79 @@ TEST_F(CommitCoordinatorTest, LostPartitionsWaitForTheCommitInFlightThenAbortThe
   EXPECT_EQ(commits_->abortUncommitted(), Outcome::kAborted);
   EXPECT_EQ(tasks_->task(0)->committed().next_offset, 1) << "the in-flight commit went through";
   EXPECT_FALSE(output_->hasOpenWork()) << "offset 1's outputs are gone";
-  // That commit is not on disk yet (persisting would take offset 1's uncommitted changes):
-  // the partition comes back from the changelog, which has it, and reads offset 1 again.
-  EXPECT_FALSE(tasks_->task(0)->active());
-  ASSERT_EQ(restorer_.queued.size(), restores + 1);
-  EXPECT_EQ(restorer_.queued.back().first, 0);
+  // That commit reaches disk before the rewind (never offset 1's uncommitted changes): the
+  // partition rewinds locally and reads offset 1 again.
+  EXPECT_TRUE(tasks_->task(0)->active());
+  EXPECT_EQ(restorer_.queued.size(), restores) << "no restore from the changelog";
+  EXPECT_EQ(tasks_->task(0)->nextOffset(), 1);
+  ASSERT_TRUE((*db_).checkpoint(0).has_value());
+  EXPECT_EQ((*db_).checkpoint(0)->next_offset, 1);
   EXPECT_TRUE(tasks_->task(1)->active()) << "partition 1 had nothing to throw away";
+}
+
+// The ingest thread never waits for the disk: a commit hands its state to the writer thread,
+// and a failed background write ends the run (status 1; the changelog holds the state).
+TEST_F(CommitCoordinatorTest, CheckpointWritesRunInTheBackgroundAndAFailedOneIsFatal) {
+  CommitCoordinator::Options options;
+  options.checkpoint_interval = std::chrono::milliseconds(0);
+  options.commit_interval = std::chrono::milliseconds(0);
+  makeCoordinator(options);
+  feed(0, 0);
+  ASSERT_EQ(commits_->maybeCommit(), Outcome::kNone) << "begins the commit, does not wait";
+  ASSERT_EQ(commits_->waitForCommit(), Outcome::kCommitted);
+  // The writer thread takes the batch; wait for it to land.
+  for (int i = 0; i < 200 && !(*db_).checkpoint(0).has_value(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE((*db_).checkpoint(0).has_value());
+  EXPECT_EQ((*db_).checkpoint(0)->next_offset, 1);
+  (*db_).failWritesForTesting("injected: no space left on device");
+  feed(0, 1);
+  ASSERT_EQ(commits_->maybeCommit(), Outcome::kNone);
+  ASSERT_EQ(commits_->waitForCommit(), Outcome::kCommitted);  // handed to the writer: fails there
+  // A later commit's hand-off learns of the failure.
+  int64_t offset = 2;
+  for (int i = 0; i < 100 && !commits_->fatal(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    feed(0, offset++);
+    (void)commits_->commitNow();
+  }
+  EXPECT_TRUE(commits_->fatal()) << "the next commit's hand-off reports the failed write";
+  EXPECT_EQ((*db_).checkpoint(0)->next_offset, 1) << "the disk keeps its last good checkpoint";
+}
+
+// --alert-delivery immediate: alerts leave at once on their own producer (here on a cluster of
+// their own, so its errors can be injected alone); a commit goes through only once they are
+// acknowledged, and an alert the broker refused aborts the commit, so the records behind it
+// come again and the alert is sent again, with the same key and content.
+TEST_F(CommitCoordinatorTest, ImmediateAlertNotAcknowledgedAbortsTheCommitAndIsSentAgain) {
+  MockCluster alert_cluster;
+  std::string error;
+  auto alerts = ImmediateAlertOutput::create(
+      {{"bootstrap.servers", alert_cluster.bootstrap()}, {"message.timeout.ms", "3000"}}, {},
+      error);
+  ASSERT_TRUE(alerts) << error;
+  context_->alerts = alerts.get();
+  ImmediateAlertOutput* raw = alerts.get();
+  output_->setCommitPrecondition([raw] { return raw->flushForCommit(10'000); });
+  makeCoordinator();
+  // Three countries on one card: the third record raises an alert, produced immediately.
+  feed(0, 0);
+  feed(0, 1);
+  alert_cluster.failNext(testing::kApiProduce, 1, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+  feed(0, 2);
+  EXPECT_EQ(commits_->commitNow(), Outcome::kAborted) << "its alert was not acknowledged";
+  EXPECT_EQ(raw->failures(), 1u);
+  EXPECT_EQ(tasks_->task(0)->nextOffset(), 0) << "rewound to the last commit";
+  feed(0, 0);
+  feed(0, 1);
+  feed(0, 2);
+  EXPECT_EQ(commits_->commitNow(), Outcome::kCommitted);
+  EXPECT_EQ(tasks_->task(0)->committed().next_offset, 3);
+  EXPECT_EQ(raw->failures(), 1u) << "the alert went out the second time";
+  // Nothing of the alerts went through the transaction.
+  output_->setCommitPrecondition(nullptr);
+  context_->alerts = nullptr;
 }
 
 TEST_F(CommitCoordinatorTest, RevokeDuringACommitCommitsEverythingProcessed) {

@@ -1,6 +1,7 @@
 // PartitionTask over real RocksDB: records in, alerts and dead letters out, checkpoints.
 #include "service/partition_task.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -42,6 +43,22 @@ class PartitionTaskTest : public ::testing::Test {
   TaskHarness harness_;
   PartitionTask task_;
 };
+
+// --alert-delivery immediate: alerts go to their own collector at once; dead letters and the
+// changelog stay in the transaction's.
+TEST_F(PartitionTaskTest, ImmediateDeliverySendsAlertsApartFromTheTransaction) {
+  RecordingCollector immediate;
+  harness_.context.alerts = &immediate;
+  EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(2, txJson("t3", "card-0001", "ES", 3'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(feed(3, "not json"), PartitionTask::Processed::kDone);
+  ASSERT_EQ(immediate.on(harness_.config.alerts_topic).size(), 1u);
+  EXPECT_EQ(immediate.sent.size(), 1u) << "only the alert";
+  EXPECT_TRUE(harness_.output.on(harness_.config.alerts_topic).empty());
+  EXPECT_EQ(harness_.output.on(harness_.config.dlq_topic).size(), 1u);
+  harness_.context.alerts = nullptr;
+}
 
 TEST_F(PartitionTaskTest, ThirdCountryRaisesAnAlertWithItsIdempotencyKey) {
   EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
@@ -155,11 +172,32 @@ TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
   EXPECT_EQ(harness_.interval.tally.outcomes.duplicate, 0u);
 }
 
-TEST_F(PartitionTaskTest, RewindPastWhatDiskHoldsAsksForARestore) {
+TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocally) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
-  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));  // committed, not persisted
+  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));  // committed, not written
+  ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  ASSERT_TRUE(task_.rewind()) << "the committed batch goes to disk first, then the rewind";
+  EXPECT_EQ(task_.nextOffset(), 1);
+  const auto on_disk = (*db_).checkpoint(kPartition);
+  ASSERT_TRUE(on_disk.has_value());
+  EXPECT_EQ(on_disk->next_offset, 1);
+  // t1 is still held (a duplicate), t2 was rewound (not one).
+  ASSERT_EQ(feed(1, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  ASSERT_EQ(feed(2, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
+  EXPECT_EQ(harness_.interval.tally.outcomes.duplicate, 1u);
+}
+
+TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestore) {
+  ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
+  RecordingCollector changelog;
+  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
+  (*db_).failWritesForTesting("injected: no space left on device");
+  const auto error = task_.persist();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_THAT(*error, ::testing::HasSubstr("no space left"));
   EXPECT_FALSE(task_.rewind()) << "the disk lacks the committed state: restore from changelog";
+  EXPECT_FALSE((*db_).checkpoint(kPartition).has_value()) << "nothing half-written";
 }
 
 TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {

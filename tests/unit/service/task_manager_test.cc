@@ -104,24 +104,35 @@ TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicket) {
   EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
 }
 
-TEST_F(TaskManagerTest, RewindSeeksCommittedPositionOrRestoresWhenDiskLacksIt) {
+TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedThem) {
   tasks_.assign({0, 1});
   restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
   restorer_.complete(1, restorer_.lastTicket(1), state::PartitionCheckpoint{});
   ASSERT_EQ(tasks_.activateRestored().size(), 2u);
   input_.seeks.clear();
-  // Partition 0: processed, nothing committed. Partition 1: committed but not persisted.
+  // Partition 0: processed, nothing committed. Partition 1: committed, not yet on disk.
   feed(0, 0, txJson("a", "card-0001", "FR", 1'000));
   feed(1, 0, txJson("b", "card-0001", "FR", 1'000));
   commit(1);
   feed(1, 1, txJson("c", "card-0001", "DE", 2'000));
-  const uint64_t epoch = tasks_.rewindEpoch();
-  const size_t queued = restorer_.queued.size();
+  uint64_t epoch = tasks_.rewindEpoch();
+  size_t queued = restorer_.queued.size();
   tasks_.rewindAll();
   EXPECT_NE(tasks_.rewindEpoch(), epoch);
-  ASSERT_EQ(input_.seeks.size(), 1u);
-  EXPECT_EQ(input_.seeks[0], (std::pair<int32_t, int64_t>{0, 0}));
+  EXPECT_EQ(input_.seeks, (std::vector<std::pair<int32_t, int64_t>>{{0, 0}, {1, 1}}));
   EXPECT_TRUE(tasks_.task(0)->active());
+  EXPECT_TRUE(tasks_.task(1)->active()) << "its committed state reached disk before the rewind";
+  EXPECT_EQ(restorer_.queued.size(), queued);
+
+  // Now the disk refuses partition 1's next committed batch: its rewind needs the changelog.
+  feed(1, 1, txJson("c", "card-0001", "DE", 2'000));
+  commit(1);
+  (*db_).failWritesForTesting("injected: I/O error");
+  feed(1, 2, txJson("d", "card-0001", "IT", 3'000));
+  epoch = tasks_.rewindEpoch();
+  queued = restorer_.queued.size();
+  tasks_.rewindAll();
+  EXPECT_NE(tasks_.rewindEpoch(), epoch);
   EXPECT_FALSE(tasks_.task(1)->active()) << "restoring from the changelog";
   ASSERT_EQ(restorer_.queued.size(), queued + 1);
   EXPECT_EQ(restorer_.queued.back().first, 1);

@@ -1,0 +1,138 @@
+#include "service/immediate_alert_output.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <vector>
+
+namespace fraud::service {
+namespace {
+
+// How long a send waits for room in a full producer queue before the alert counts as failed
+// (its transaction then aborts and the alert is sent again).
+constexpr auto kQueueFullPatience = std::chrono::seconds(10);
+
+int64_t steadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
+    const kafka::KafkaProperties& properties, Metrics metrics, std::string& error) {
+  kafka::KafkaProperties props = properties;
+  // Idempotence: librdkafka's retries never write an alert twice nor out of order; acks=all is
+  // part of it. A low linger: an alert is worth most in its first milliseconds.
+  props["enable.idempotence"] = "true";
+  props["acks"] = "all";
+  props.erase("transactional.id");
+  props.try_emplace("linger.ms", "1");
+  props.try_emplace("client.id", "fraud-detector-alerts");
+  auto conf = kafka::makeKafkaConf(props, error);
+  if (!conf) return nullptr;
+  std::unique_ptr<ImmediateAlertOutput> output(new ImmediateAlertOutput(metrics));
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &ImmediateAlertOutput::onDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), output.get());
+  output->producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!output->producer_) return nullptr;
+  return output;
+}
+
+ImmediateAlertOutput::~ImmediateAlertOutput() {
+  // Delivery reports of what is still queued would call into this object: purge first.
+  if (producer_) {
+    rd_kafka_purge(producer_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(producer_.get(), 0);
+    producer_.reset();
+  }
+}
+
+void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,
+                                      void* opaque) {
+  auto* self = static_cast<ImmediateAlertOutput*>(opaque);
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    spdlog::warn("alert delivery to {} failed: {}; its transaction aborts and it is sent again",
+                 rd_kafka_topic_name(message->rkt), rd_kafka_err2str(message->err));
+    ++self->failures_;
+    ++self->failures_unchecked_;
+    if (self->metrics_.failures != nullptr) self->metrics_.failures->Increment();
+    return;
+  }
+  if (self->metrics_.delivery != nullptr) {
+    const auto sent = reinterpret_cast<intptr_t>(message->_private);
+    self->metrics_.delivery->Observe(static_cast<double>(steadyNanos() - sent) / 1e9);
+  }
+}
+
+void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
+                                std::string_view key, std::optional<std::string_view> value,
+                                std::initializer_list<Header> headers,
+                                int64_t* /*delivered_offset*/) {
+  rd_kafka_headers_t* kafka_headers =
+      headers.size() == 0 ? nullptr : rd_kafka_headers_new(headers.size());
+  for (const auto& h : headers) {
+    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
+                        h.value.data(), static_cast<ssize_t>(h.value.size()));
+  }
+  std::vector<rd_kafka_vu_t> fields(5);
+  fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+  fields[0].u.cstr = topic.c_str();
+  fields[1].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  fields[1].u.i = RD_KAFKA_MSG_F_COPY;
+  fields[2].vtype = RD_KAFKA_VTYPE_KEY;
+  fields[2].u.mem = {const_cast<char*>(key.data()), key.size()};
+  fields[3].vtype = RD_KAFKA_VTYPE_VALUE;
+  fields[3].u.mem = {value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0};
+  fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
+  fields[4].u.ptr = reinterpret_cast<void*>(static_cast<intptr_t>(steadyNanos()));
+  if (kafka_headers != nullptr) {
+    fields.emplace_back().vtype = RD_KAFKA_VTYPE_HEADERS;
+    fields.back().u.headers = kafka_headers;
+  }
+  const auto first_try = std::chrono::steady_clock::now();
+  while (true) {
+    kafka::KafkaError error(rd_kafka_produceva(producer_.get(), fields.data(), fields.size()));
+    const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
+        std::chrono::steady_clock::now() - first_try < kQueueFullPatience) {
+      rd_kafka_poll(producer_.get(), 100);
+      continue;
+    }
+    spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic,
+                  rd_kafka_err2str(err));
+    if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
+    ++failures_;
+    ++failures_unchecked_;
+    if (metrics_.failures != nullptr) metrics_.failures->Increment();
+    return;
+  }
+}
+
+void ImmediateAlertOutput::poll() { rd_kafka_poll(producer_.get(), 0); }
+
+bool ImmediateAlertOutput::flushForCommit(int timeout_ms) {
+  // rd_kafka_flush() returns once every message produced before it has had its delivery report
+  // run (here or on the ingest thread), so a failure among them is counted by now.
+  const auto flushed = rd_kafka_flush(producer_.get(), timeout_ms);
+  char reason[256];
+  if (const auto fatal = rd_kafka_fatal_error(producer_.get(), reason, sizeof(reason))) {
+    spdlog::critical("alert producer failed for good: {}", reason);
+    return false;
+  }
+  const bool none_failed = failures_unchecked_.exchange(0) == 0;
+  if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    spdlog::warn("alerts not acknowledged within {} ms; the transaction aborts", timeout_ms);
+    return false;
+  }
+  return none_failed;
+}
+
+bool ImmediateAlertOutput::flush(int timeout_ms) {
+  return rd_kafka_flush(producer_.get(), timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+         failures_unchecked_.load() == 0;
+}
+
+}  // namespace fraud::service

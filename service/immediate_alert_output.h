@@ -1,0 +1,73 @@
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+
+#include <atomic>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "service/kafka/client.h"
+#include "service/record_collector.h"
+
+namespace fraud::service {
+
+// Alerts of `--alert-delivery immediate`: each produced the moment it is detected, on an
+// idempotent producer of its own, outside the transaction that carries card state, offsets and
+// dead letters (docs/state-and-recovery.md, "Alert delivery").
+//
+// The guarantee rests on one rule: a transaction commits input offsets only after every alert
+// sent before it began was acknowledged (flushForCommit(), run by TransactionalOutput's
+// committer as its commit precondition). An alert the broker never acknowledged fails that
+// precondition, the transaction aborts, and the records behind it are processed again from the
+// committed state: the alert is sent again, with the same idempotency key and content. So no
+// alert is lost, and a key repeats only after a fault (an abort, a crash, a lost partition).
+//
+// Thread-safety: send() and poll() on the ingest thread; flushForCommit() on the committer
+// thread; librdkafka runs the delivery reports on whichever thread polls.
+class ImmediateAlertOutput final : public RecordCollector {
+ public:
+  struct Metrics {
+    prometheus::Histogram* delivery = nullptr;  // produced to acknowledged, per alert
+    prometheus::Counter* failures = nullptr;    // alerts not acknowledged
+  };
+
+  // The producer, from the service's common client properties (idempotence, acks=all and a
+  // low linger are set here); nothing with `error` set when librdkafka refuses them.
+  [[nodiscard]] static std::unique_ptr<ImmediateAlertOutput> create(
+      const kafka::KafkaProperties& properties, Metrics metrics, std::string& error);
+  ~ImmediateAlertOutput() override;
+  ImmediateAlertOutput(const ImmediateAlertOutput&) = delete;
+  ImmediateAlertOutput& operator=(const ImmediateAlertOutput&) = delete;
+
+  // Produces one alert now (`partition` and `delivered_offset` are ignored: alerts are
+  // partitioned by key). A record librdkafka refuses outright counts as a failed delivery.
+  void send(const std::string& topic, int32_t partition, std::string_view key,
+            std::optional<std::string_view> value, std::initializer_list<Header> headers,
+            int64_t* delivered_offset = nullptr) override;
+  // Serves delivery reports without waiting.
+  void poll();
+  // Waits until every alert sent so far is acknowledged. False when one was not (since the
+  // last call), when they did not all arrive within `timeout_ms`, or when the producer failed
+  // for good.
+  [[nodiscard]] bool flushForCommit(int timeout_ms);
+  // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
+  [[nodiscard]] bool flush(int timeout_ms);
+
+  [[nodiscard]] rd_kafka_t* producer() const { return producer_.get(); }
+  [[nodiscard]] uint64_t failures() const { return failures_.load(); }
+
+ private:
+  explicit ImmediateAlertOutput(Metrics metrics) : metrics_(metrics) {}
+  static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
+
+  Metrics metrics_;
+  kafka::KafkaHandle producer_;
+  std::atomic<uint64_t> failures_{0};            // ever
+  std::atomic<uint64_t> failures_unchecked_{0};  // since the last flushForCommit()
+};
+
+}  // namespace fraud::service
