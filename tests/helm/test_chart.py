@@ -106,6 +106,13 @@ def test_every_config_value_reaches_the_configmap():
         assert env[name] == str(value), name
 
 
+def test_alert_delivery_is_transactional_unless_asked_and_only_one_of_two_modes():
+    assert configmap_env(render())["FRAUD_ALERT_DELIVERY"] == "transactional"
+    immediate = configmap_env(render({"config": {"alertDelivery": "immediate"}}))
+    assert immediate["FRAUD_ALERT_DELIVERY"] == "immediate"
+    assert "alertDelivery" in render_error({"config": {"alertDelivery": "eventually"}})
+
+
 def test_large_numbers_are_rendered_as_integers():
     env = configmap_env(render({"config": {"windowMs": 86400000, "graceMs": 12000000}}))
     assert env["FRAUD_WINDOW_MS"] == "86400000"
