@@ -23,7 +23,12 @@ AlertWatcher::~AlertWatcher() { stop(); }
 
 bool AlertWatcher::start(const kafka::KafkaProperties& properties, const std::string& topic,
                          std::string& error) {
-  consumer_ = kafka::makeReader(properties, /*read_committed=*/true, error);
+  kafka::KafkaProperties watcher = properties;
+  // A latency probe must not add its own fetch wait: some brokers (librdkafka's mock cluster,
+  // the embedded one) hold an empty fetch for the whole fetch.wait.max.ms (500 ms) even when an
+  // alert arrives meanwhile.
+  watcher.try_emplace("fetch.wait.max.ms", "10");
+  consumer_ = kafka::makeReader(watcher, /*read_committed=*/true, error);
   if (!consumer_) return false;
   const auto partitions = kafka::topicPartitionCount(consumer_.get(), topic, kTimeoutMs, error);
   if (!partitions) return false;

@@ -93,6 +93,11 @@ std::optional<std::string> StreamProcessor::start() {
   if (kafka::KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
     return "init transactions: " + errorText(e.get());
   }
+  // The producer learns each output topic's partition leaders now, not inside the first
+  // transactions (librdkafka then holds those commits for up to a second while it asks).
+  for (const auto* topic : {&config_.alerts_topic, &config_.dlq_topic, &config_.changelog_topic}) {
+    (void)kafka::describeTopic(producer_.get(), *topic, 5000);
+  }
   output_ = std::make_unique<TransactionalOutput>(producer_.get());
   prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
@@ -121,6 +126,9 @@ std::optional<std::string> StreamProcessor::start() {
   consumer_props.try_emplace("max.partition.fetch.bytes", "10485760");
   consumer_props.try_emplace("queued.min.messages", "1000000");
   if (config_.static_membership) consumer_props["group.instance.id"] = config_.instance_id;
+  // The mock cluster holds an empty fetch for all of fetch.wait.max.ms (500 ms) even when records
+  // arrive meanwhile (a real broker answers as soon as fetch.min.bytes are there).
+  if (config_.embedded_kafka) consumer_props.try_emplace("fetch.wait.max.ms", "5");
   auto consumer_conf = kafka::makeKafkaConf(consumer_props, error);
   if (!consumer_conf) return "consumer configuration: " + error;
   rd_kafka_conf_set_rebalance_cb(consumer_conf.get(), &StreamProcessor::onRebalance);

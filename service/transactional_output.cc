@@ -17,6 +17,9 @@ constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 // is aborted instead (well inside transaction.timeout.ms, 60 s).
 constexpr auto kRetryPatience = std::chrono::seconds(30);
 
+// A commit slower than this is logged with where its time went.
+constexpr auto kSlowCommit = std::chrono::seconds(1);
+
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
 rd_kafka_headers_t* makeHeaders(std::initializer_list<RecordCollector::Header> headers) {
@@ -199,7 +202,8 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
   // (the coordinator moved: "not coordinator"), one that requires an abort is aborted, a fatal
   // one ends the producer. Aborting on a retriable error instead races the coordinator's
   // failover, and the broker may then refuse the abort itself (INVALID_TXN_STATE, fatal).
-  const auto give_up_at = std::chrono::steady_clock::now() + kRetryPatience;
+  const auto started = std::chrono::steady_clock::now();
+  const auto give_up_at = started + kRetryPatience;
   while (request.offsets && request.offsets->cnt > 0) {
     kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
         producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
@@ -212,9 +216,21 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
     }
   }
   // Commit flushes the transaction's records first; their delivery reports run on this thread.
+  const auto offsets_sent = std::chrono::steady_clock::now();
   while (true) {
     kafka::KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
-    if (!e) return Result::kCommitted;
+    if (!e) {
+      const auto done = std::chrono::steady_clock::now();
+      if (done - started > kSlowCommit) {
+        using Ms = std::chrono::milliseconds;
+        spdlog::warn(
+            "slow commit: {} ms (offsets {} ms, flush and commit {} ms); alerts wait for it",
+            std::chrono::duration_cast<Ms>(done - started).count(),
+            std::chrono::duration_cast<Ms>(offsets_sent - started).count(),
+            std::chrono::duration_cast<Ms>(done - offsets_sent).count());
+      }
+      return Result::kCommitted;
+    }
     if (rd_kafka_error_is_fatal(e.get())) {
       spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
                        errorText(e.get()));
