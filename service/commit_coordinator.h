@@ -34,7 +34,7 @@ class CommitCoordinator {
     std::string input_topic;
     std::string changelog_topic;
     std::chrono::milliseconds commit_interval{100};
-    std::chrono::milliseconds checkpoint_interval{10'000};  // 0: persist after every commit
+    std::chrono::milliseconds checkpoint_interval{1'000};  // 0: persist after every commit
     uint64_t cache_pressure_bytes = 0;    // persist early past this many cached bytes
     size_t max_held_bytes = 64 << 20;     // output held during a commit
     uint64_t max_held_records = 500'000;  // records processed during a commit

@@ -2,10 +2,14 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -32,6 +36,9 @@ namespace {
 constexpr std::string_view kFormatKey = "F";
 constexpr std::string_view kFormatVersion = "1";
 constexpr uint8_t kCheckpointFormat = 1;
+// The niceness of the checkpoint writer thread (and RocksDB's flush and compaction threads run
+// at low CPU priority too).
+constexpr int kWriterNice = 10;
 // A cache slot (key, flags, CardState) at the map's load factor.
 constexpr size_t kEntryOverhead = 200;
 
@@ -160,6 +167,8 @@ struct StateDb::Impl {
   }
 
   void writerLoop() {
+    // Below the ingest thread: a burst of checkpoint writes must not take the CPU from it.
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWriterNice);
     while (true) {
       Job job;
       std::string fail;
@@ -262,6 +271,9 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
   }
   impl->db.reset(db);
   impl->write_options.disableWAL = true;
+  for (const auto pool : {rocksdb::Env::Priority::LOW, rocksdb::Env::Priority::HIGH}) {
+    (void)rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow);
+  }
   impl->card_cache_budget = static_cast<int64_t>(options.card_cache_mb) << 20;
 
   try {

@@ -7,6 +7,9 @@
 # Usage: loadgen/bench/stack_bench.sh [--rate N|max] [--duration S] [--partitions P]
 #                                     [--cards N] [--out DIR] [--kafka-dir DIR] [--build DIR]
 #                                     [--alert-delivery transactional|immediate]
+#                                     [--start-broker [--broker-port PORT]]
+# --start-broker starts a single-node broker of its own (scripts/kafka, in a temporary folder,
+# stopped at the end) instead of using the one running in --kafka-dir.
 # --alert-delivery runs the service in that mode and verifies accordingly (immediate: exact
 # repeats of an idempotency key are accepted and counted).
 # Exit: 0 when the stack kept up (rate held, no errors, lag drained, verify passed), 1 when it
@@ -15,6 +18,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 rate=20000 duration=60 partitions=12 cards=1000000 delivery=transactional
+start_broker=0 broker_port=59392
 build=${FRAUD_BUILD_DIR:-$root/build}
 out=
 kafka_dir=${FRAUD_KAFKA_DIR:-/tmp/fraud-kafka}
@@ -28,10 +32,31 @@ while [ $# -gt 0 ]; do
     --kafka-dir) kafka_dir=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --alert-delivery) delivery=$2; shift 2 ;;
+    --start-broker) start_broker=1; shift ;;
+    --broker-port) broker_port=$2; shift 2 ;;
     *) echo "stack_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 
+own_broker_dir=
+service_pid=
+cleanup() {
+  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
+    kill -TERM "$service_pid"
+    wait "$service_pid" || true
+  fi
+  if [ -n "$own_broker_dir" ]; then
+    "$root/scripts/kafka" --dir "$own_broker_dir" stop >/dev/null 2>&1 || true
+    rm -rf "$own_broker_dir"
+  fi
+}
+trap cleanup EXIT
+if [ "$start_broker" = 1 ]; then
+  own_broker_dir=$(mktemp -d /tmp/fraud-stack-bench-kafka.XXXXXX)
+  kafka_dir=$own_broker_dir
+  echo "stack_bench: starting a broker of its own on port $broker_port" >&2
+  "$root/scripts/kafka" --dir "$kafka_dir" start --port "$broker_port" >/dev/null
+fi
 kafka() { "$root/scripts/kafka" --dir "$kafka_dir" "$@"; }
 if ! status=$(kafka status 2>/dev/null); then
   echo "stack_bench: no running cluster in $kafka_dir (scripts/kafka start --dir $kafka_dir)" >&2
@@ -47,14 +72,6 @@ kafka create-topic "$run_id-tx" "$partitions" >/dev/null
 kafka create-topic "$run_id-alerts" 3 >/dev/null
 kafka create-topic "$run_id-dlq" 3 >/dev/null
 
-service_pid=
-cleanup() {
-  if [ -n "$service_pid" ] && kill -0 "$service_pid" 2>/dev/null; then
-    kill -TERM "$service_pid"
-    wait "$service_pid" || true
-  fi
-}
-trap cleanup EXIT
 
 "$build/service/fraud-detector" run --brokers "$brokers" --input-topic "$run_id-tx" \
   --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group-id "$run_id" \
