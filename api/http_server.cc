@@ -1,6 +1,7 @@
 #include "api/http_server.h"
 
 #include <openssl/ssl.h>
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -108,7 +109,11 @@ class Listener {
     accept();
     // Keeps the I/O threads running while the only work left is an answer on the view pool.
     work_.emplace(ioc_->get_executor());
-    for (uint32_t i = 0; i < io_threads_; ++i) threads_.emplace_back([this] { run(); });
+    for (uint32_t i = 0; i < io_threads_; ++i)
+      threads_.emplace_back([this] {
+        pthread_setname_np(pthread_self(), "fd-http-io");
+        run();
+      });
   }
 
   // Stops accepting and cancels `also` (a timer on the acceptor's strand), then closes the

@@ -1,5 +1,6 @@
 #include "service/changelog_restorer.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -35,7 +36,10 @@ std::optional<std::string> ChangelogRestorer::start() {
   if (!conf) return "restore consumer configuration: " + error;
   consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
   if (!consumer_) return "restore consumer: " + error;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "fd-restorer");
+    loop();
+  });
   return std::nullopt;
 }
 

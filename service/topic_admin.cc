@@ -1,5 +1,6 @@
 #include "service/topic_admin.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -100,6 +101,7 @@ std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
 
 void TopicAdmin::startOwnerRefresh(std::chrono::milliseconds every) {
   refresher_ = std::thread([this, every] {
+    pthread_setname_np(pthread_self(), "fd-owners");
     std::unique_lock lock(mu_);
     while (!stopping_) {
       lock.unlock();

@@ -1,5 +1,6 @@
 #include "service/transactional_output.h"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 namespace fraud::service {
@@ -174,6 +175,7 @@ void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::Group
 }
 
 void TransactionalOutput::committerLoop() {
+  pthread_setname_np(pthread_self(), "fd-committer");
   while (true) {
     CommitRequest request;
     {

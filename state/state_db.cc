@@ -1,5 +1,6 @@
 #include "state/state_db.h"
 
+#include <pthread.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
@@ -167,6 +168,7 @@ struct StateDb::Impl {
   }
 
   void writerLoop() {
+    pthread_setname_np(pthread_self(), "fd-state-write");
     // Below the ingest thread: a burst of checkpoint writes must not take the CPU from it.
     (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWriterNice);
     while (true) {
