@@ -152,11 +152,12 @@ struct StateDb::Impl {
   void submit(const std::shared_ptr<StoreWrites>& target, std::unique_ptr<PendingBatch> batch) {
     {
       std::lock_guard lock(jobs_mu);
-      if (!writer.joinable()) writer = std::thread([this] { writerLoop(); });
       jobs.push_back(Job{target, std::move(batch)});
     }
     jobs_cv.notify_one();
   }
+
+  ~Impl() { stopWriter(); }
 
   void stopWriter() {
     {
@@ -273,6 +274,8 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
   }
   impl->db.reset(db);
   impl->write_options.disableWAL = true;
+  Impl* writing = impl.get();
+  impl->writer = std::thread([writing] { writing->writerLoop(); });
   for (const auto pool : {rocksdb::Env::Priority::LOW, rocksdb::Env::Priority::HIGH}) {
     (void)rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow);
   }
