@@ -1,0 +1,82 @@
+// TransactionalOutput on librdkafka's mock cluster: the per-alert stage timings (commit_wait,
+// commit) and the commit precondition of --alert-delivery immediate.
+#include "service/transactional_output.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+
+#include "service/metrics.h"
+#include "tests/unit/service/mock_cluster.h"
+
+namespace fraud::service {
+namespace {
+
+using testing::MockCluster;
+
+class TransactionalOutputTest : public ::testing::Test {
+ protected:
+  TransactionalOutputTest()
+      : producer_(cluster_.transactionalProducer(
+            "output-test-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()))),
+        metrics_(registry_),
+        output_(producer_.get()) {}
+
+  void send(const std::string& topic) { output_.send(topic, 0, "key", "value", {}); }
+
+  uint64_t count(const prometheus::Histogram& h) const {
+    return h.Collect().histogram.sample_count;
+  }
+
+  MockCluster cluster_;
+  kafka::KafkaHandle producer_;
+  prometheus::Registry registry_;
+  ServiceMetrics metrics_;
+  TransactionalOutput output_;
+  const std::string alerts_ = "alerts";
+  const std::string dlq_ = "dlq";
+};
+
+TEST_F(TransactionalOutputTest, EachAlertIsTimedToItsCommitAndHeldOnesToTheNext) {
+  output_.timeRecordsOf(alerts_, metrics_.stage_commit_wait, metrics_.stage_commit);
+  send(alerts_);
+  send(alerts_);
+  send(dlq_);  // not timed
+  cluster_.setRoundTripMs(100);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(count(metrics_.stage_commit_wait), 2u) << "the two alerts' wait ends at the start";
+  send(alerts_);  // held: it goes in the next transaction
+  ASSERT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  EXPECT_EQ(count(metrics_.stage_commit), 2u);
+  EXPECT_GE(metrics_.stage_commit.Collect().histogram.sample_sum, 2 * 0.1)
+      << "each took the commit's time";
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(count(metrics_.stage_commit_wait), 3u) << "the held alert waited through the first";
+  ASSERT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  EXPECT_EQ(count(metrics_.stage_commit), 3u);
+}
+
+TEST_F(TransactionalOutputTest, AFailedPreconditionAbortsTheTransactionAndAnotherCommits) {
+  std::atomic<int> asked{0};
+  std::atomic<bool> allow{false};
+  output_.setCommitPrecondition([&] {
+    ++asked;
+    return allow.load();
+  });
+  send(alerts_);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kAborted);
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(output_.blocked()) << "readiness says outputs could not be written";
+  allow = true;
+  send(alerts_);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  EXPECT_EQ(asked, 2);
+  EXPECT_FALSE(output_.blocked());
+}
+
+}  // namespace
+}  // namespace fraud::service
