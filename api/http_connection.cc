@@ -243,13 +243,15 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     });
     asio::post(hub_.viewPool(), [self = this->shared_from_this(), request = std::move(request),
                                  version, keep_alive, call]() mutable {
-      HttpResponse response = self->hub_.router().handle(request);
+      double seconds = 0;
+      HttpResponse response = self->hub_.router().handleUncounted(request, seconds);
       self->hub_.endViewCall();
       asio::dispatch(self->stream_.get_executor(), [self, response = std::move(response),
                                                     method = std::move(request.method), version,
-                                                    keep_alive, call]() mutable {
-        // Closed meanwhile, or answered 503 at the deadline.
+                                                    keep_alive, call, seconds]() mutable {
+        // Closed meanwhile, or answered 503 at the deadline (that answer was counted).
         if (self->phase_ != Phase::kAnswering || call != self->answer_generation_) return;
+        self->hub_.router().count(response, seconds);
         self->answer_deadline_.cancel();
         self->write(std::move(response), method, version, keep_alive && !self->hub_.stopping());
       });

@@ -191,6 +191,17 @@ bool Router::readsView(std::string_view target) {
 }
 
 HttpResponse Router::handle(const HttpRequest& request) const {
+  double seconds = 0;
+  HttpResponse response = handleUncounted(request, seconds);
+  count(response, seconds);
+  return response;
+}
+
+void Router::count(const HttpResponse& response, double seconds) const {
+  metrics_.countRequest(response.route, response.status, seconds);
+}
+
+HttpResponse Router::handleUncounted(const HttpRequest& request, double& seconds) const {
   const auto start = std::chrono::steady_clock::now();
   HttpResponse response;
   try {
@@ -204,7 +215,7 @@ HttpResponse Router::handle(const HttpRequest& request) const {
   response.route = routeOf(request.target);
   response.headers.emplace_back("Cache-Control", "no-store");
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  metrics_.countRequest(response.route, response.status, took.count());
+  seconds = took.count();
   return response;
 }
 

@@ -59,6 +59,10 @@ class Router {
 
   // Routes and answers `request`, counting it in fraud_http_requests_total.
   [[nodiscard]] HttpResponse handle(const HttpRequest& request) const;
+  // The same answer, not counted yet: `seconds` receives the time it took. The caller counts it
+  // with count() once it is sent (an answer dropped for a 503 at its deadline is not).
+  [[nodiscard]] HttpResponse handleUncounted(const HttpRequest& request, double& seconds) const;
+  void count(const HttpResponse& response, double seconds) const;
   // An answer the server gives without routing (timeout, size limit, malformed HTTP): a JSON
   // error counted under the route `target` matches (`target` may be empty).
   [[nodiscard]] HttpResponse reject(std::string_view target, int status, std::string_view code,

@@ -587,7 +587,14 @@ TEST_F(ApiServerTest, AViewThatHangsGets503AtTheDeadlineNotAHungProbe) {
   }
   EXPECT_NE(registryText().find(R"(fraud_http_view_unanswered_total{reason="timeout"} 2)"),
             std::string::npos);
-  gated.open();  // the late answers are dropped; the view recovers
+  gated.open();  // the late answers are dropped, and not counted; the view recovers
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_NE(registryText().find(R"(fraud_http_requests_total{route="/readyz",status="503"} 2)"),
+            std::string::npos)
+      << registryText();
+  EXPECT_EQ(registryText().find(R"(fraud_http_requests_total{route="/readyz",status="200"})"),
+            std::string::npos)
+      << "a dropped late answer was counted too";
   EXPECT_TRUE(waitFor(
       [&] {
         HttpClient client(server_->probePort());
