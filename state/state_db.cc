@@ -213,7 +213,9 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
                 " has no format version: it was not written by fraud-detector; move it away";
         return nullptr;
       }
-      const auto put = impl->db->Put(impl->write_options, kFormatKey, kFormatVersion);
+      // Flushed at once: restores ingest files that survive a crash, and the memtable does not.
+      auto put = impl->db->Put(impl->write_options, kFormatKey, kFormatVersion);
+      if (put.ok()) put = impl->db->Flush(rocksdb::FlushOptions());
       if (!put.ok()) {
         error = "cannot initialise state in " + options.dir + ": " + describe(put);
         return nullptr;
@@ -332,8 +334,8 @@ std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::s
                                           static_cast<uint32_t>(encoded.size()), erased});
   bucket.values.append(encoded);
   ++records_;
-  if (bucket.values.size() >= (size_t{1} << 31)) return writeFile();  // offsets stay 32-bit
   bytes_ += static_cast<int64_t>(sizeof(Bucket::Record) + encoded.size());
+  if (bucket.values.size() >= (size_t{1} << 31)) return writeFile();  // offsets stay 32-bit
   // The shared total is updated every 64 KiB. Over the budget, the restore holding a fair
   // share of it writes; so does one that outgrows it alone: never a file per record when many
   // restores share the budget.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -265,6 +266,43 @@ TEST_F(StateDbTest, RestoreOfNothingWritesOnlyTheCheckpoint) {
   EXPECT_EQ(restore->filesWritten(), 0u);
   EXPECT_EQ(db_->checkpoint(8), (PartitionCheckpoint{4, std::nullopt, 2}));
   EXPECT_EQ(db_->cardStore(8)->cardCount(), 0u);
+}
+
+TEST_F(StateDbTest, ACrashAfterARestoreLeavesReadableStateAndNoCheckpoint) {
+  // The death test's child runs this test again from the start in a new process (RocksDB's
+  // background threads do not survive a fork): it finds the directory in the environment.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const char* inherited = std::getenv("FRAUD_STATE_DB_CRASH_DIR");
+  const fs::path dir = inherited != nullptr ? fs::path(inherited) : dir_ / "crash";
+  ::setenv("FRAUD_STATE_DB_CRASH_DIR", dir.c_str(), 1);
+  StateDbOptions options = options_;
+  options.dir = dir.string();
+  // The child opens a fresh database, restores, and dies without closing it (no flush).
+  EXPECT_EXIT(
+      {
+        db_.reset();
+        fs::remove_all(dir_);  // the child's own fixture directory
+        std::string error;
+        auto db = StateDb::open(options, error);
+        if (db == nullptr) std::_Exit(2);
+        auto restore = db->beginRestore(1, /*from_scratch=*/true);
+        if (restore->put(refOf(1), encodeCardState(stateAt(1, "a")))) std::_Exit(3);
+        if (restore->finish(PartitionCheckpoint{5, 1, 2})) std::_Exit(4);
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+  ::unsetenv("FRAUD_STATE_DB_CRASH_DIR");
+  std::string error;
+  auto db = StateDb::open(options, error);  // the format version was flushed at creation
+  ASSERT_NE(db, nullptr) << error;
+  EXPECT_EQ(db->checkpoint(1), std::nullopt) << "the checkpoint lived in the memtable only";
+  // The next restore starts from scratch and drops what the interrupted one ingested.
+  auto restore = db->beginRestore(1, /*from_scratch=*/true);
+  ASSERT_EQ(restore->put(refOf(2), encodeCardState(stateAt(2, "b"))), std::nullopt);
+  ASSERT_EQ(restore->finish(PartitionCheckpoint{6, 2, 3}), std::nullopt);
+  auto store = db->cardStore(1);
+  EXPECT_EQ(store->find(refOf(1)), nullptr);
+  EXPECT_NE(store->find(refOf(2)), nullptr);
 }
 
 TEST_F(StateDbTest, FilesOfAnInterruptedRestoreAreDroppedAtOpen) {
