@@ -12,9 +12,10 @@
 namespace fraud::service {
 namespace {
 
-constexpr int kPollMs = 200;
 constexpr int kWatermarkTimeoutMs = 10'000;
-constexpr size_t kRestoreBatch = 10'000;
+// Messages taken from the consumer at once; the call returns early only when its wait ends.
+constexpr size_t kConsumeBatch = 8'192;
+constexpr int kConsumeWaitMs = 20;
 
 }  // namespace
 
@@ -26,6 +27,10 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& kafka,
   kafka_["enable.auto.commit"] = "false";
   kafka_.erase("group.instance.id");
   kafka_["group.id"] = "fraud-detector-restore";  // assign() only: never joins or commits
+  // librdkafka's defaults (1 MiB a partition a fetch, 100k queued messages) keep a restore
+  // waiting on fetches; the prefetch queue stays bounded by queued.max.messages.kbytes.
+  kafka_.try_emplace("max.partition.fetch.bytes", "10485760");
+  kafka_.try_emplace("queued.min.messages", "1000000");
 }
 
 ChangelogRestorer::~ChangelogRestorer() { stop(); }
@@ -77,12 +82,6 @@ void ChangelogRestorer::cancel(int32_t partition) {
   progress_.erase(partition);
 }
 
-bool ChangelogRestorer::cancelled(int32_t partition) const {
-  std::lock_guard lock(mu_);
-  const auto it = cancelled_.find(partition);
-  return it != cancelled_.end() && it->second;
-}
-
 std::vector<RestoreResult> ChangelogRestorer::takeCompleted() {
   std::lock_guard lock(mu_);
   return std::exchange(completed_, {});
@@ -107,7 +106,7 @@ struct ChangelogRestorer::Job {
   int64_t next = 0;  // the next changelog offset to apply
   uint64_t records = 0;
   uint64_t malformed = 0;
-  std::vector<state::CardChange> batch;
+  std::unique_ptr<state::PartitionRestore> writer;  // from the offsets on; made by finish() else
   bool done = false;
 };
 
@@ -152,13 +151,14 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
   if (!error) {
     result.checkpoint = job.latest ? job.latest : job.local;
     if (result.checkpoint) result.checkpoint->changelog_next_offset = job.next;
-    error = db_.writeRestored(job.partition, job.batch, result.checkpoint);
+    if (!job.writer) job.writer = db_.beginRestore(job.partition, !job.local);
+    error = job.writer->finish(result.checkpoint);
   }
   if (error) {
     result.error = "restore of partition " + std::to_string(job.partition) + ": " + *error;
     result.checkpoint.reset();
   }
-  job.batch.clear();
+  job.writer.reset();
   result.duration = std::chrono::steady_clock::now() - job.started;
   std::lock_guard lock(mu_);
   progress_.erase(job.partition);
@@ -225,6 +225,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
       job.start = low;
     }
     job.next = job.start;
+    job.writer = db_.beginRestore(job.partition, !job.local);
     if (job.start >= job.end) {
       finish(job, std::nullopt);
     } else {
@@ -241,81 +242,93 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
   }
 
   size_t remaining = static_cast<size_t>(assignment->cnt);
+  std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(
+      rd_kafka_queue_get_consumer(consumer_.get()), &rd_kafka_queue_destroy);
+  std::vector<rd_kafka_message_t*> messages(kConsumeBatch);
   while (remaining > 0) {
     {
       std::lock_guard lock(mu_);
       if (stopping_) break;
-    }
-    for (auto& [p, job] : jobs) {
-      if (!job.done && cancelled(p)) {
-        job.done = true;
-        --remaining;
-      }
-    }
-    kafka::KafkaMessage message(rd_kafka_consumer_poll(consumer_.get(), kPollMs));
-    if (!message) continue;
-    const auto it = jobs.find(message->partition);
-    if (it == jobs.end() || it->second.done) continue;
-    Job& job = it->second;
-    if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      // The end of the committed data. A transaction left open by a dead owner holds the
-      // stable offset back until the broker aborts it: wait for the end seen at the start.
-      job.next = std::max(job.next, message->offset);
-      if (message->offset >= job.end) {
-        finish(job, std::nullopt);
-        --remaining;
-      }
-      continue;
-    }
-    if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      finish(job, rd_kafka_message_errstr(message.get()));
-      --remaining;
-      continue;
-    }
-    job.next = message->offset + 1;
-    ++job.records;
-    const auto key = kafka::keyOf(message.get());
-    if (key == kChangelogCheckpointKey) {
-      if (auto checkpoint = state::PartitionCheckpoint::decode(kafka::payloadOf(message.get()))) {
-        job.latest = checkpoint;
-      } else {
-        ++job.malformed;
-        spdlog::warn("partition {}: unreadable checkpoint record at changelog offset {}; skipped",
-                     job.partition, message->offset);
-      }
-    } else if (key.size() == detectors::CardRef{}.bytes.size()) {
-      state::CardChange change;
-      std::memcpy(change.card_ref.bytes.data(), key.data(), key.size());
-      if (message->payload != nullptr) {
-        const std::string_view value = kafka::payloadOf(message.get());
-        if (state::decodeCardState(value)) {
-          change.encoded = std::string(value);
-        } else {
-          // Restored as it is, it would end the ingest thread when read: drop the card.
-          ++job.malformed;
-          spdlog::warn("partition {}: changelog record at offset {} is no card state; card dropped",
-                       job.partition, message->offset);
-        }
-      }
-      job.batch.push_back(std::move(change));
-      if (job.batch.size() >= kRestoreBatch) {
-        if (auto error = db_.writeRestored(job.partition, job.batch, std::nullopt)) {
-          finish(job, error);
+      for (auto& [p, job] : jobs) {
+        if (job.done) continue;
+        const auto it = cancelled_.find(p);
+        if (it != cancelled_.end() && it->second) {
+          job.done = true;
+          job.writer.reset();
           --remaining;
-          continue;
         }
-        job.batch.clear();
       }
-    } else {
-      ++job.malformed;
-      spdlog::warn("partition {}: changelog record at offset {} has an unknown key; skipped",
-                   job.partition, message->offset);
     }
+    if (remaining == 0) break;
+    const ssize_t count =
+        rd_kafka_consume_batch_queue(queue.get(), kConsumeWaitMs, messages.data(), messages.size());
+    for (ssize_t i = 0; i < count; ++i) {
+      const kafka::KafkaMessage message(messages[static_cast<size_t>(i)]);
+      const auto it = jobs.find(message->partition);
+      if (it == jobs.end() || it->second.done) continue;
+      if (apply(it->second, message.get())) --remaining;
+    }
+    if (count <= 0) continue;
     std::lock_guard lock(mu_);
-    progress_[job.partition] = std::min(
-        1.0, static_cast<double>(job.next - job.start) / static_cast<double>(job.end - job.start));
+    for (const auto& [p, job] : jobs) {
+      if (job.done || job.end <= job.start || cancelled_[p]) continue;
+      progress_[p] = std::min(1.0, static_cast<double>(job.next - job.start) /
+                                       static_cast<double>(job.end - job.start));
+    }
   }
   rd_kafka_assign(consumer_.get(), nullptr);
+}
+
+bool ChangelogRestorer::apply(Job& job, const rd_kafka_message_t* message) {
+  if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    // The end of the committed data. A transaction left open by a dead owner holds the
+    // stable offset back until the broker aborts it: wait for the end seen at the start.
+    job.next = std::max(job.next, message->offset);
+    if (message->offset < job.end) return false;
+    finish(job, std::nullopt);
+    return true;
+  }
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    finish(job, rd_kafka_message_errstr(message));
+    return true;
+  }
+  job.next = message->offset + 1;
+  ++job.records;
+  const auto key = kafka::keyOf(message);
+  if (key == kChangelogCheckpointKey) {
+    if (auto checkpoint = state::PartitionCheckpoint::decode(kafka::payloadOf(message))) {
+      job.latest = checkpoint;
+    } else {
+      ++job.malformed;
+      spdlog::warn("partition {}: unreadable checkpoint record at changelog offset {}; skipped",
+                   job.partition, message->offset);
+    }
+    return false;
+  }
+  if (key.size() != detectors::CardRef{}.bytes.size()) {
+    ++job.malformed;
+    spdlog::warn("partition {}: changelog record at offset {} has an unknown key; skipped",
+                 job.partition, message->offset);
+    return false;
+  }
+  detectors::CardRef card_ref;
+  std::memcpy(card_ref.bytes.data(), key.data(), key.size());
+  std::optional<std::string> error;
+  if (message->payload == nullptr) {
+    error = job.writer->erase(card_ref);
+  } else if (const std::string_view value = kafka::payloadOf(message);
+             state::decodeCardState(value)) {
+    error = job.writer->put(card_ref, value);
+  } else {
+    // Restored as it is, it would end the ingest thread when read: drop the card.
+    ++job.malformed;
+    spdlog::warn("partition {}: changelog record at offset {} is no card state; card dropped",
+                 job.partition, message->offset);
+    error = job.writer->erase(card_ref);
+  }
+  if (!error) return false;
+  finish(job, error);
+  return true;
 }
 
 }  // namespace fraud::service

@@ -54,7 +54,8 @@ class ChangelogRestorer final : public RestoreQueue {
   void loop();
   void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions);
   void finish(Job& job, std::optional<std::string> error);
-  [[nodiscard]] bool cancelled(int32_t partition) const;
+  // Applies one message of the job's partition; true when that ended the job.
+  [[nodiscard]] bool apply(Job& job, const rd_kafka_message_t* message);
 
   kafka::KafkaProperties kafka_;
   std::string topic_;

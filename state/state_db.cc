@@ -5,6 +5,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
@@ -12,12 +13,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -91,6 +94,10 @@ std::vector<std::string> StateDbOptions::validate() const {
   if (card_cache_mb < 1 || card_cache_mb > 1'048'576) {
     problems.push_back("state cache must be 1..1048576 MiB, got " + std::to_string(card_cache_mb));
   }
+  if (restore_buffer_mb < 1 || restore_buffer_mb > 1'048'576) {
+    problems.push_back("restore buffer must be 1..1048576 MiB, got " +
+                       std::to_string(restore_buffer_mb));
+  }
   return problems;
 }
 
@@ -135,6 +142,13 @@ struct StateDb::Impl {
   rocksdb::WriteOptions write_options;
   std::atomic<int64_t> cached_bytes{0};
   int64_t card_cache_budget = 0;
+  // Restores: the options their SST files are written with, where they are written (moved
+  // into the database when ingested; emptied at open), and their shared memory budget.
+  rocksdb::Options sst_options;
+  std::string restore_dir;
+  std::atomic<uint64_t> restore_files{0};
+  std::atomic<int64_t> restore_bytes{0};
+  int64_t restore_budget = 0;
 
   // The writer thread: committed batches of every store, written in the order handed in.
   struct Job {
@@ -218,6 +232,16 @@ struct StateDb::Impl {
     return value;
   }
 
+  [[nodiscard]] std::optional<std::string> clear(int32_t partition) {
+    rocksdb::WriteBatch batch;
+    auto status =
+        batch.DeleteRange(partitionPrefix('C', partition), partitionPrefix('C', partition + 1));
+    if (status.ok()) status = batch.Delete(checkpointKey(partition));
+    if (status.ok()) status = db->Write(write_options, &batch);
+    if (!status.ok()) return describe(status);
+    return std::nullopt;
+  }
+
   template <typename Visit>
   void scan(const std::string& prefix, Visit&& visit) {
     rocksdb::ReadOptions read;
@@ -280,6 +304,12 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
     (void)rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow);
   }
   impl->card_cache_budget = static_cast<int64_t>(options.card_cache_mb) << 20;
+  // Restored files are read back at once (the card cache is warmed from them) and most of their
+  // cards change within minutes: uncompressed, like the young levels.
+  impl->sst_options = db_options;
+  impl->sst_options.compression_per_level.clear();
+  impl->sst_options.compression = rocksdb::kNoCompression;
+  impl->restore_budget = static_cast<int64_t>(options.restore_buffer_mb) << 20;
 
   try {
     const auto format = impl->get(std::string(kFormatKey));
@@ -291,7 +321,9 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
                 " has no format version: it was not written by fraud-detector; move it away";
         return nullptr;
       }
-      const auto put = impl->db->Put(impl->write_options, kFormatKey, kFormatVersion);
+      // Flushed at once: restores ingest files that survive a crash, and the memtable does not.
+      auto put = impl->db->Put(impl->write_options, kFormatKey, kFormatVersion);
+      if (put.ok()) put = impl->db->Flush(rocksdb::FlushOptions());
       if (!put.ok()) {
         error = "cannot initialise state in " + options.dir + ": " + describe(put);
         return nullptr;
@@ -305,6 +337,17 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
   } catch (const std::runtime_error& e) {
     error = "cannot read state in " + options.dir + ": " + e.what();
     return nullptr;
+  }
+  impl->restore_dir = (std::filesystem::path(options.dir) / "restore").string();
+  {
+    // Files left by a restore that a crash interrupted were never ingested: drop them.
+    std::error_code ec;
+    std::filesystem::remove_all(impl->restore_dir, ec);
+    if (!ec) std::filesystem::create_directories(impl->restore_dir, ec);
+    if (ec) {
+      error = "cannot prepare " + impl->restore_dir + ": " + ec.message();
+      return nullptr;
+    }
   }
   return std::unique_ptr<StateDb>(new StateDb(std::move(impl)));
 }
@@ -321,6 +364,10 @@ std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
 
 std::unique_ptr<RocksDbCardStore> StateDb::cardStore(int32_t partition) {
   return std::make_unique<RocksDbCardStore>(*impl_, partition);
+}
+
+std::unique_ptr<PartitionRestore> StateDb::beginRestore(int32_t partition, bool from_scratch) {
+  return std::make_unique<PartitionRestore>(*impl_, partition, from_scratch);
 }
 
 std::optional<std::string> StateDb::writeRestored(
@@ -342,13 +389,7 @@ std::optional<std::string> StateDb::writeRestored(
 }
 
 std::optional<std::string> StateDb::clearPartition(int32_t partition) {
-  rocksdb::WriteBatch batch;
-  auto status =
-      batch.DeleteRange(partitionPrefix('C', partition), partitionPrefix('C', partition + 1));
-  if (status.ok()) status = batch.Delete(checkpointKey(partition));
-  if (status.ok()) status = impl_->db->Write(impl_->write_options, &batch);
-  if (!status.ok()) return describe(status);
-  return std::nullopt;
+  return impl_->clear(partition);
 }
 
 uint64_t StateDb::diskBytes() {
@@ -371,6 +412,171 @@ void StateDb::setWriteObserver(std::function<void(double seconds)> observer) {
 void StateDb::failWritesForTesting(std::string message) {
   std::lock_guard lock(impl_->jobs_mu);
   impl_->fail_writes = std::move(message);
+}
+
+// Card refs are uniformly distributed: bucketed by their first bits, in key order, each bucket
+// is small enough to sort in cache, and appending to it touches only its tail.
+constexpr int kBucketBits = 12;
+
+struct PartitionRestore::Bucket {
+  struct Record {
+    CardRef ref;
+    uint32_t offset = 0;  // into values
+    uint32_t size = 0;
+    bool erased = false;
+  };
+  std::vector<Record> records;  // in changelog order
+  std::string values;
+};
+
+PartitionRestore::PartitionRestore(StateDb::Impl& db, int32_t partition, bool from_scratch)
+    : db_(db), partition_(partition), from_scratch_(from_scratch), buckets_(1 << kBucketBits) {}
+
+PartitionRestore::~PartitionRestore() { db_.restore_bytes -= charged_; }
+
+std::optional<std::string> PartitionRestore::put(const CardRef& card_ref,
+                                                 std::string_view encoded) {
+  return add(card_ref, encoded, false);
+}
+
+std::optional<std::string> PartitionRestore::erase(const CardRef& card_ref) {
+  return add(card_ref, {}, true);
+}
+
+std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::string_view encoded,
+                                                 bool erased) {
+  const unsigned index = (static_cast<unsigned>(card_ref.bytes[0]) << (kBucketBits - 8)) |
+                         (static_cast<unsigned>(card_ref.bytes[1]) >> (16 - kBucketBits));
+  Bucket& bucket = buckets_[index];
+  bucket.records.push_back(Bucket::Record{card_ref, static_cast<uint32_t>(bucket.values.size()),
+                                          static_cast<uint32_t>(encoded.size()), erased});
+  bucket.values.append(encoded);
+  ++records_;
+  bytes_ += static_cast<int64_t>(sizeof(Bucket::Record) + encoded.size());
+  if (bucket.values.size() >= (size_t{1} << 31)) return writeFile();  // offsets stay 32-bit
+  // The shared total is updated every 64 KiB. Over the budget, the restore holding a fair
+  // share of it writes; so does one that outgrows it alone: never a file per record when many
+  // restores share the budget.
+  if (bytes_ - charged_ < (64 << 10)) return std::nullopt;
+  db_.restore_bytes += bytes_ - charged_;
+  charged_ = bytes_;
+  const int64_t budget = db_.restore_budget;
+  if (bytes_ >= budget || (db_.restore_bytes.load() > budget && bytes_ >= budget / 16)) {
+    return writeFile();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> PartitionRestore::prepare() {
+  if (prepared_) return std::nullopt;
+  const std::string prefix = partitionPrefix('C', partition_);
+  std::unique_ptr<rocksdb::Iterator> it(db_.db->NewIterator(rocksdb::ReadOptions()));
+  it->Seek(prefix);
+  const bool holds_cards = it->Valid() && it->key().starts_with(prefix);
+  if (!it->status().ok()) return describe(it->status());
+  if (from_scratch_ && holds_cards) {
+    // Left by a restore that did not finish: the changelog alone says what the partition holds.
+    if (auto error = db_.clear(partition_)) return error;
+  }
+  partition_empty_ = from_scratch_ || !holds_cards;
+  prepared_ = true;
+  return std::nullopt;
+}
+
+namespace {
+
+uint64_t bigEndianWord(const CardRef& ref, size_t i) {
+  uint64_t w;
+  std::memcpy(&w, ref.bytes.data() + 8 * i, sizeof(w));
+  return __builtin_bswap64(w);
+}
+
+// Key order of card refs (bytewise), then changelog order.
+bool before(const CardRef& a, uint32_t a_seq, const CardRef& b, uint32_t b_seq) {
+  for (size_t i = 0; i < 4; ++i) {
+    const uint64_t x = bigEndianWord(a, i);
+    const uint64_t y = bigEndianWord(b, i);
+    if (x != y) return x < y;
+  }
+  return a_seq < b_seq;
+}
+
+}  // namespace
+
+std::optional<std::string> PartitionRestore::writeFile() {
+  if (auto error = prepare()) return error;
+  if (records_ > 0) {
+    const std::string path = db_.restore_dir + "/partition-" + std::to_string(partition_) + "-" +
+                             std::to_string(db_.restore_files++) + ".sst";
+    // Not dropped from the page cache: the card cache is warmed from this file right after.
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_.sst_options, nullptr,
+                                  /*invalidate_page_cache=*/false);
+    std::string key = partitionPrefix('C', partition_);
+    const size_t prefix_size = key.size();
+    key.resize(prefix_size + sizeof(CardRef{}.bytes));
+    bool opened = false;
+    size_t written = 0;
+    rocksdb::Status status;
+    std::vector<uint32_t> order;
+    for (const Bucket& bucket : buckets_) {
+      if (!status.ok()) break;
+      const auto& records = bucket.records;
+      order.resize(records.size());
+      for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return before(records[a].ref, a, records[b].ref, b);
+      });
+      for (size_t i = 0; i < order.size() && status.ok(); ++i) {
+        // The last record of each card wins.
+        if (i + 1 < order.size() && records[order[i + 1]].ref == records[order[i]].ref) continue;
+        const Bucket::Record& record = records[order[i]];
+        if (record.erased && partition_empty_) continue;
+        if (!opened) {
+          status = writer.Open(path);
+          opened = true;
+          if (!status.ok()) break;
+        }
+        std::memcpy(key.data() + prefix_size, record.ref.bytes.data(), record.ref.bytes.size());
+        status = record.erased
+                     ? writer.Delete(key)
+                     : writer.Put(
+                           key, rocksdb::Slice(bucket.values.data() + record.offset, record.size));
+        ++written;
+      }
+    }
+    if (status.ok() && written > 0) status = writer.Finish();
+    if (status.ok() && written > 0) {
+      rocksdb::IngestExternalFileOptions ingest;
+      ingest.move_files = true;
+      ingest.write_global_seqno = false;
+      status = db_.db->IngestExternalFile({path}, ingest);
+    }
+    if (opened) {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);  // moved when ingested; a failed file is dropped
+    }
+    if (!status.ok()) return describe(status);
+    if (written > 0) {
+      partition_empty_ = false;
+      ++files_;
+    }
+  }
+  for (Bucket& bucket : buckets_) bucket = Bucket();
+  records_ = 0;
+  bytes_ = 0;
+  db_.restore_bytes -= charged_;
+  charged_ = 0;
+  return std::nullopt;
+}
+
+std::optional<std::string> PartitionRestore::finish(
+    const std::optional<PartitionCheckpoint>& checkpoint) {
+  if (auto error = writeFile()) return error;
+  if (!checkpoint) return std::nullopt;
+  const auto status =
+      db_.db->Put(db_.write_options, checkpointKey(partition_), checkpoint->encode());
+  if (!status.ok()) return describe(status);
+  return std::nullopt;
 }
 
 RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)

@@ -18,6 +18,9 @@ struct StateDbOptions {
   size_t block_cache_mb = 128;  // RocksDB block cache, shared by all partitions. 8..1048576
   size_t write_buffer_mb = 64;  // memtables, charged to the block cache. 4..1048576
   size_t card_cache_mb = 1024;  // decoded card states kept in memory, all partitions. 1..1048576
+  // Restored card states buffered in memory, all restores together, before they are written
+  // to disk as sorted files. 1..1048576
+  size_t restore_buffer_mb = 256;
 
   [[nodiscard]] std::vector<std::string> validate() const;
 };
@@ -43,6 +46,7 @@ struct CardChange {
 class RocksDbCardStore;
 struct StoreWrites;
 struct PendingBatch;
+class PartitionRestore;
 
 // The instance's state on disk: one RocksDB database holding every assigned partition's card
 // states and checkpoints, under a memory budget (shared block cache, write-buffer manager,
@@ -67,8 +71,13 @@ class StateDb {
   // The partition's cards, read through a cache. Valid while this database lives.
   [[nodiscard]] std::unique_ptr<RocksDbCardStore> cardStore(int32_t partition);
 
+  // A restore of `partition` from the changelog (see PartitionRestore). `from_scratch`: the
+  // partition has no usable local checkpoint, so whatever cards it holds are dropped first.
+  // Valid while this database lives.
+  [[nodiscard]] std::unique_ptr<PartitionRestore> beginRestore(int32_t partition,
+                                                               bool from_scratch);
   // Writes restored card states (from the changelog) and, when given, the checkpoint they
-  // reach, in one batch. An error message on failure.
+  // reach, in one batch through the memtables. An error message on failure.
   [[nodiscard]] std::optional<std::string> writeRestored(
       int32_t partition, const std::vector<CardChange>& changes,
       const std::optional<PartitionCheckpoint>& checkpoint);
@@ -90,6 +99,59 @@ class StateDb {
  private:
   explicit StateDb(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// One partition's state brought up from the changelog: the card records in changelog order,
+// then the checkpoint they reach. Records are buffered in memory and written as a sorted SST
+// file (the last record of a card winning) that is ingested into the database: no memtable, no
+// flush, and a partition that overlaps nothing on disk lands in the last level, compacted
+// already. A file is written whenever the restores together buffer more than
+// StateDbOptions::restore_buffer_mb (a later file wins over an earlier one), and at finish().
+//
+// Crash-safe: an ingested file is on disk before ingestion returns, and the checkpoint is
+// written only after the last one. A crash mid-restore leaves the old checkpoint (the next
+// restore reads the changelog from it again and rewrites the same cards: applying a stretch
+// of the changelog twice gives what applying it once does) or none (the next restore starts
+// from scratch and drops the partition's cards first).
+// Thread-safety: one thread at a time; restores of distinct partitions may run on different
+// threads.
+class PartitionRestore {
+ public:
+  PartitionRestore(StateDb::Impl& db, int32_t partition, bool from_scratch);
+  ~PartitionRestore();
+  PartitionRestore(const PartitionRestore&) = delete;
+  PartitionRestore& operator=(const PartitionRestore&) = delete;
+
+  // The card's state from the changelog (`encoded`), or its erasure. An error message when
+  // writing a full buffer to disk failed; the restore is then unusable.
+  [[nodiscard]] std::optional<std::string> put(const detectors::CardRef& card_ref,
+                                               std::string_view encoded);
+  [[nodiscard]] std::optional<std::string> erase(const detectors::CardRef& card_ref);
+  // Writes what is buffered, then `checkpoint` when given. An error message on failure.
+  [[nodiscard]] std::optional<std::string> finish(
+      const std::optional<PartitionCheckpoint>& checkpoint);
+
+  // Files ingested so far (for tests).
+  [[nodiscard]] size_t filesWritten() const { return files_; }
+
+  struct Bucket;  // the records of one range of card refs, in arrival order
+
+ private:
+  [[nodiscard]] std::optional<std::string> add(const detectors::CardRef& card_ref,
+                                               std::string_view encoded, bool erased);
+  [[nodiscard]] std::optional<std::string> prepare();
+  [[nodiscard]] std::optional<std::string> writeFile();
+
+  StateDb::Impl& db_;
+  int32_t partition_;
+  bool from_scratch_;
+  bool prepared_ = false;
+  bool partition_empty_ = false;  // nothing of the partition on disk: erasures need no tombstone
+  std::vector<Bucket> buckets_;
+  size_t records_ = 0;
+  int64_t bytes_ = 0;    // buffered now
+  int64_t charged_ = 0;  // of which counted in the database's restore total
+  size_t files_ = 0;
 };
 
 // One partition's card states: RocksDB behind a write-back cache of decoded states.
