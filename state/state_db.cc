@@ -19,8 +19,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -683,6 +683,14 @@ void RocksDbCardStore::erase(const CardRef& card_ref) {
 }
 
 void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const CardState&)>& visit) {
+  if (complete_) {
+    // The cache holds every card of the partition: no second scan and decode of the disk (a
+    // restored partition's activation builds its detector's expiry index from here).
+    cache_.forEach([&](const CardRef& ref, const Entry& entry) {
+      if (!entry.erased) visit(ref, entry.state);
+    });
+    return;
+  }
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "state/card_state_codec.h"
 
@@ -161,6 +162,35 @@ TEST_F(StateDbTest, ForEachSeesPersistedAndPendingCardsOnce) {
     seen[ref] = state.events.size();
   });
   EXPECT_EQ(seen, (std::map<CardRef, size_t>{{refOf(2), 2}, {refOf(3), 1}}));
+}
+
+// A cache that could not hold the whole partition: forEach reads the disk and the pending
+// changes; one that holds it answers from memory. Both see every card once.
+TEST_F(StateDbTest, ForEachSeesEveryCardWhetherTheCacheHoldsThePartitionOrNot) {
+  std::vector<CardChange> changes;
+  for (int i = 0; i < 20'000; ++i) {
+    CardRef ref;
+    ref.bytes[0] = static_cast<uint8_t>(i >> 8);
+    ref.bytes[1] = static_cast<uint8_t>(i);
+    changes.push_back(
+        {ref, encodeCardState(CardState{{{10 + i, Country::of('D', 'E'), "x"}}, std::nullopt})});
+  }
+  ASSERT_EQ(db_->writeRestored(3, changes, PartitionCheckpoint{1, 10, 0}), std::nullopt);
+  for (const size_t cache_mb : {size_t{1}, size_t{64}}) {
+    options_.card_cache_mb = cache_mb;  // 1 MiB: far less than 20,000 cached cards take
+    db_.reset();
+    reopen();
+    auto store = db_->cardStore(3);
+    size_t visited = 0;
+    std::set<CardRef> seen;
+    store->forEach([&](const CardRef& ref, const CardState& state) {
+      ++visited;
+      seen.insert(ref);
+      EXPECT_EQ(state.events.size(), 1u);
+    });
+    EXPECT_EQ(visited, 20'000u) << cache_mb << " MiB cache";
+    EXPECT_EQ(seen.size(), 20'000u);
+  }
 }
 
 TEST_F(StateDbTest, RestoredChangesAndClearPartition) {
