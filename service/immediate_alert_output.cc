@@ -5,6 +5,8 @@
 #include <chrono>
 #include <vector>
 
+#include "service/kafka/admin.h"
+
 namespace fraud::service {
 namespace {
 
@@ -38,6 +40,11 @@ std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
   output->producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
   if (!output->producer_) return nullptr;
   return output;
+}
+
+void ImmediateAlertOutput::warmUp(const std::string& topic) {
+  // The partition leaders now, not on the first alerts (librdkafka asks for them lazily).
+  (void)kafka::describeTopic(producer_.get(), topic, 5000);
 }
 
 ImmediateAlertOutput::~ImmediateAlertOutput() {

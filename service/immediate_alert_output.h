@@ -40,6 +40,8 @@ class ImmediateAlertOutput final : public RecordCollector {
   [[nodiscard]] static std::unique_ptr<ImmediateAlertOutput> create(
       const kafka::KafkaProperties& properties, Metrics metrics, std::string& error);
   ~ImmediateAlertOutput() override;
+  // Learns `topic`'s partition leaders before the first alert needs them.
+  void warmUp(const std::string& topic);
   ImmediateAlertOutput(const ImmediateAlertOutput&) = delete;
   ImmediateAlertOutput& operator=(const ImmediateAlertOutput&) = delete;
 

@@ -105,6 +105,7 @@ std::optional<std::string> StreamProcessor::start() {
     alerts_ = ImmediateAlertOutput::create(
         common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
     if (!alerts_) return "alert producer: " + error;
+    alerts_->warmUp(config_.alerts_topic);
     ImmediateAlertOutput* alerts = alerts_.get();
     // No input offset commits past an alert the broker has not acknowledged.
     output_->setCommitPrecondition(
