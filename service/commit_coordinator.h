@@ -33,7 +33,7 @@ class CommitCoordinator {
   struct Options {
     std::string input_topic;
     std::string changelog_topic;
-    std::chrono::milliseconds commit_interval{100};
+    std::chrono::milliseconds commit_interval{50};
     std::chrono::milliseconds checkpoint_interval{1'000};  // 0: persist after every commit
     uint64_t cache_pressure_bytes = 0;    // persist early past this many cached bytes
     size_t max_held_bytes = 64 << 20;     // output held during a commit

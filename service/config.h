@@ -35,7 +35,7 @@ struct ServiceConfig {
   state::StateDbOptions state{.dir = "./fraud-state"};
   detectors::DetectorOptions detector;
   int64_t max_future_skew_ms = 300'000;    // 0..kMaxEventTime
-  int64_t commit_interval_ms = 100;        // 10..60000
+  int64_t commit_interval_ms = 50;         // 10..60000
   int64_t checkpoint_interval_ms = 1'000;  // 0..600000; committed state handed to disk
   int64_t shutdown_timeout_ms = 20'000;    // 1000..600000
   int64_t max_held_output_mb = 64;         // 1..4096; held output before input waits
