@@ -130,11 +130,14 @@ struct StoreWrites {
   std::optional<std::string> error;  // under mu: a write failed; later batches are not written
 };
 
-// One committed transaction's card changes and its checkpoint, for the disk.
+// The card changes of committed transactions, the latest per card (nothing: erased), with the
+// checkpoint the last of them reaches: one write for the disk. The writer thread builds the
+// RocksDB batch from it.
 struct PendingBatch {
-  uint64_t seq = 0;
-  size_t card_count = 0;  // the partition's card count with this batch
-  rocksdb::WriteBatch batch;
+  uint64_t seq = 0;  // the last transaction it covers
+  int32_t partition = 0;
+  CardMap<std::optional<std::string>> changes;
+  std::string checkpoint;  // encoded
 };
 
 struct StateDb::Impl {
@@ -206,8 +209,15 @@ struct StateDb::Impl {
         }
       }
       const auto started = std::chrono::steady_clock::now();
-      const auto status = fail.empty() ? db->Write(write_options, &job.batch->batch)
-                                       : rocksdb::Status::IOError(fail);
+      rocksdb::WriteBatch batch;
+      const PendingBatch& pending = *job.batch;
+      pending.changes.forEach([&](const CardRef& ref, const std::optional<std::string>& value) {
+        const auto key = cardKey(pending.partition, ref);
+        (void)(value ? batch.Put(key, *value) : batch.Delete(key));
+      });
+      (void)batch.Put(checkpointKey(pending.partition), pending.checkpoint);
+      const auto status =
+          fail.empty() ? db->Write(write_options, &batch) : rocksdb::Status::IOError(fail);
       if (write_observer) {
         write_observer(
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -609,11 +619,7 @@ RocksDbCardStore::~RocksDbCardStore() {
   // Committed batches still go to disk, and all of this store's writes land before a later
   // store of the partition (or a restore, or clearPartition()) reads or writes it.
   staged_.clear();
-  for (auto& batch : committed_) {
-    handed_seq_ = batch->seq;
-    db_.submit(writes_, std::move(batch));
-  }
-  committed_.clear();
+  submitCommitted();
   (void)waitWritten();
   cache_.forEachMutable([this](const CardRef&, Entry& entry) { charge(entry, 0); });
 }
@@ -709,56 +715,56 @@ void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const Ca
   }
 }
 
-std::vector<CardChange> RocksDbCardStore::takeCommitChanges() {
-  std::vector<CardChange> changes;
-  changes.reserve(commit_changed_.size());
-  stageChanges(&changes);
-  return changes;
+const std::vector<CardChange>& RocksDbCardStore::takeCommitChanges() {
+  stageChanges();
+  return staged_.back().changes;
 }
 
-void RocksDbCardStore::stageChanges(std::vector<CardChange>* changes) {
-  auto pending = std::make_unique<PendingBatch>();
-  pending->seq = next_seq_++;
-  std::string value;
+void RocksDbCardStore::stageChanges() {
+  StagedChanges& staged = staged_.emplace_back();
+  staged.seq = next_seq_++;
+  staged.changes.reserve(commit_changed_.size());
   for (const auto& ref : commit_changed_) {
     Entry* entry = cache_.find(ref);
     entry->commit_changed = false;
-    entry->staged_seq = pending->seq;
-    const auto key = cardKey(partition_, ref);
+    entry->staged_seq = staged.seq;
     if (entry->erased) {
-      (void)pending->batch.Delete(key);
-      if (changes != nullptr) changes->push_back(CardChange{ref, std::nullopt});
+      staged.changes.push_back(CardChange{ref, std::nullopt});
     } else {
-      value.clear();
-      encodeCardState(entry->state, value);
-      (void)pending->batch.Put(key, value);
-      if (changes != nullptr) changes->push_back(CardChange{ref, value});
+      CardChange& change = staged.changes.emplace_back(CardChange{ref, std::string()});
+      encodeCardState(entry->state, *change.encoded);
     }
   }
   commit_changed_.clear();
-  pending->card_count = card_count_;
-  staged_.push_back(std::move(pending));
+  staged.card_count = card_count_;
 }
 
 void RocksDbCardStore::commitSucceeded(const PartitionCheckpoint& checkpoint) {
-  if (staged_.empty()) {
-    auto pending = std::make_unique<PendingBatch>();
-    pending->seq = next_seq_++;
-    pending->card_count = committed_card_count_;
-    staged_.push_back(std::move(pending));
+  if (!committed_) {
+    committed_ = std::make_unique<PendingBatch>();
+    committed_->partition = partition_;
   }
-  (void)staged_.back()->batch.Put(checkpointKey(partition_), checkpoint.encode());
-  committed_card_count_ = staged_.back()->card_count;
-  for (auto& batch : staged_) committed_.push_back(std::move(batch));
+  for (auto& staged : staged_) {
+    for (auto& change : staged.changes) {
+      bool inserted = false;
+      committed_->changes.insert(change.card_ref, inserted) = std::move(change.encoded);
+    }
+    committed_->seq = staged.seq;
+    committed_card_count_ = staged.card_count;
+  }
+  if (staged_.empty()) committed_->seq = next_seq_++;  // a checkpoint alone
   staged_.clear();
+  committed_->checkpoint = checkpoint.encode();
+}
+
+void RocksDbCardStore::submitCommitted() {
+  if (!committed_) return;
+  handed_seq_ = committed_->seq;
+  db_.submit(writes_, std::move(committed_));
 }
 
 void RocksDbCardStore::handOff() {
-  for (auto& batch : committed_) {
-    handed_seq_ = batch->seq;
-    db_.submit(writes_, std::move(batch));
-  }
-  committed_.clear();
+  submitCommitted();
   reclaimWritten();
 }
 
@@ -783,7 +789,7 @@ std::optional<std::string> RocksDbCardStore::writeCommitted() {
 }
 
 std::optional<std::string> RocksDbCardStore::persist(const PartitionCheckpoint& checkpoint) {
-  stageChanges(nullptr);
+  stageChanges();
   commitSucceeded(checkpoint);
   return writeCommitted();
 }
@@ -813,11 +819,7 @@ void RocksDbCardStore::reclaimWritten() {
 
 bool RocksDbCardStore::discardChanges() {
   staged_.clear();  // the aborted transaction's changes
-  for (auto& batch : committed_) {
-    handed_seq_ = batch->seq;
-    db_.submit(writes_, std::move(batch));
-  }
-  committed_.clear();
+  submitCommitted();
   const bool written_all = waitWritten();
   const uint64_t written = writes_->written.load();
   for (const auto& ref : persist_changed_) {

@@ -175,9 +175,10 @@ class RocksDbCardStore final : public detectors::CardStore {
   void forEach(const std::function<void(const detectors::CardRef&, const detectors::CardState&)>&
                    visit) override;
 
-  // The cards changed since the last call, encoded (nothing for an erased card); they are also
-  // staged as the batch of the transaction about to commit.
-  [[nodiscard]] std::vector<CardChange> takeCommitChanges();
+  // The cards changed since the last call, encoded (nothing for an erased card), staged as the
+  // changes of the transaction about to commit. Valid until the next call of any method but
+  // the readers.
+  [[nodiscard]] const std::vector<CardChange>& takeCommitChanges();
   // The transaction of the staged changes committed and reaches `checkpoint`: they may go to
   // disk with it.
   void commitSucceeded(const PartitionCheckpoint& checkpoint);
@@ -212,7 +213,13 @@ class RocksDbCardStore final : public detectors::CardStore {
   void charge(Entry& entry, size_t bytes);
   void markChanged(const detectors::CardRef& card_ref, Entry& entry);
   void evictIfOverBudget();
-  void stageChanges(std::vector<CardChange>* changes);
+  struct StagedChanges {
+    uint64_t seq = 0;
+    size_t card_count = 0;  // the partition's card count with these changes
+    std::vector<CardChange> changes;
+  };
+  void stageChanges();
+  void submitCommitted();
   // Entries whose latest change is on disk become clean; erased ones leave the cache.
   void reclaimWritten();
   [[nodiscard]] bool waitWritten();  // false on a write error
@@ -225,9 +232,9 @@ class RocksDbCardStore final : public detectors::CardStore {
   size_t card_count_ = 0;
   size_t committed_card_count_ = 0;
   bool complete_ = true;  // the cache holds every card of the partition: a miss is an absence
-  std::shared_ptr<StoreWrites> writes_;                   // shared with the writer thread
-  std::vector<std::unique_ptr<PendingBatch>> staged_;     // the transaction in flight
-  std::vector<std::unique_ptr<PendingBatch>> committed_;  // committed, not handed off
+  std::shared_ptr<StoreWrites> writes_;      // shared with the writer thread
+  std::vector<StagedChanges> staged_;        // the transaction in flight
+  std::unique_ptr<PendingBatch> committed_;  // committed, not handed off yet: latest per card
   uint64_t next_seq_ = 1;
   uint64_t handed_seq_ = 0;     // the last batch given to the writer
   uint64_t reclaimed_seq_ = 0;  // reclaimWritten() has seen everything up to here written
