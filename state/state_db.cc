@@ -764,7 +764,10 @@ void RocksDbCardStore::submitCommitted() {
 }
 
 void RocksDbCardStore::handOff() {
-  submitCommitted();
+  // While the previous hand-off is still being written, committed changes go on coalescing
+  // here (at most one encoded state per card): a writer slower than the commits never makes a
+  // queue that grows without bound.
+  if (writes_->written.load() >= handed_seq_) submitCommitted();
   reclaimWritten();
 }
 

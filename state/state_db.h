@@ -182,7 +182,8 @@ class RocksDbCardStore final : public detectors::CardStore {
   // The transaction of the staged changes committed and reaches `checkpoint`: they may go to
   // disk with it.
   void commitSucceeded(const PartitionCheckpoint& checkpoint);
-  // Gives the committed batches to the writer thread; does not wait. Also makes clean (and
+  // Gives the committed changes to the writer thread, unless it is still writing the last
+  // ones (they then go on coalescing until the next call); does not wait. Also makes clean (and
   // evictable) the entries whose changes are on disk by now.
   void handOff();
   // Hands off and waits until every committed batch is on disk: the write error, if any.
