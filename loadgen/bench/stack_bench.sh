@@ -64,6 +64,9 @@ if ! status=$(kafka status 2>/dev/null); then
 fi
 brokers=$(sed -n 's/^bootstrap=//p' <<<"$status")
 
+# The flag only when it is not the default: an older build (a before/after comparison) runs too.
+delivery_flag=()
+[ "$delivery" = transactional ] || delivery_flag=(--alert-delivery "$delivery")
 run_id=bench-$(date +%s)-$$
 out=${out:-$(mktemp -d "/tmp/fraud-$run_id.XXXX")}
 mkdir -p "$out"
@@ -76,7 +79,7 @@ kafka create-topic "$run_id-dlq" 3 >/dev/null
 "$build/service/fraud-detector" run --brokers "$brokers" --input-topic "$run_id-tx" \
   --alerts-topic "$run_id-alerts" --dlq-topic "$run_id-dlq" --group-id "$run_id" \
   --instance-id "$run_id-1" --state-dir "$out/state" --card-hash-key-file "$out/card-hash.key" \
-  --http-port 0 --probe-port 0 --alert-delivery "$delivery" >"$out/service.log" 2>&1 &
+  --http-port 0 --probe-port 0 "${delivery_flag[@]}" >"$out/service.log" 2>&1 &
 service_pid=$!
 # Ready once every partition is assigned and restored.
 for _ in $(seq 120); do
