@@ -30,13 +30,17 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
 }
 
 void RecordPipeline::warm(size_t slots, CardStore& store) const {
+  // Each pass issues the next memory access of every card's lookup, so the misses of a batch
+  // overlap: the index slots (fetched by prepare), then the entries, then the events.
+  for (size_t i = 0; i < slots; ++i) {
+    const PreparedRecord& record = slots_[i].record;
+    if (!record.rejected) store.prefetchMore(record.card_ref);
+  }
   for (size_t i = 0; i < slots; ++i) {
     const PreparedRecord& record = slots_[i].record;
     if (record.rejected) continue;
     if (const auto* state = store.find(record.card_ref); state != nullptr) {
-      const auto* bytes = reinterpret_cast<const char*>(state->events.data());
-      const size_t size = std::min<size_t>(state->events.size() * sizeof(Event), 512);
-      for (size_t offset = 0; offset < size; offset += 64) __builtin_prefetch(bytes + offset);
+      state->events.prefetch();
     }
   }
 }
