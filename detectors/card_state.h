@@ -61,8 +61,8 @@ struct Event {
 // A typical event (19-byte tx_id, seconds apart from the previous) takes 24 bytes where an
 // Event takes 80; the tx_id is stored once, here. An empty list holds no block. Every
 // operation is one forward pass over the records: a card holds few events, and at most
-// max_events. The block grows by half its size when full, so adding an event allocates only
-// now and then, and never when the block has room.
+// max_events. The block grows by a quarter of its size (at least to fit) when full, so adding
+// an event allocates only now and then, and never when the block has room.
 // Not thread-safe; copying copies the block.
 class EventList {
  public:
@@ -89,7 +89,21 @@ class EventList {
         : records_(records), end_(end), offset_(offset), time_(previous) {
       if (offset_ != end_) decode();
     }
-    void decode();
+    void decode() {
+      const auto* p = reinterpret_cast<const uint8_t*>(records_ + offset_);
+      uint64_t b = *p++;
+      uint64_t delta = b & 0x7F;
+      for (int shift = 7; (b & 0x80) != 0; shift += 7) {
+        b = *p++;
+        delta |= (b & 0x7F) << shift;
+      }
+      time_ += static_cast<EventTime>(delta);
+      const unsigned packed = p[0] | static_cast<unsigned>(p[1]) << 8;
+      country_index_ = static_cast<uint16_t>(packed >> 6);
+      tx_size_ = static_cast<uint8_t>((packed & 0x3F) + 1);
+      tx_id_ = reinterpret_cast<const char*>(p + 2);
+      next_ = static_cast<uint32_t>(tx_id_ + tx_size_ - records_);
+    }
 
     const char* records_;
     uint32_t end_;

@@ -29,20 +29,32 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
   return record;
 }
 
+// The lookup of a card in a store such as MemoryCardStore takes three dependent memory accesses:
+// index slot (prefetch(), by prepare), entry (prefetchMore()), events. Each step is issued
+// kStepAhead records before the next one is needed, so the misses overlap with detection.
+namespace {
+constexpr size_t kStepAhead = 6;
+}  // namespace
+
+void RecordPipeline::prefetchEntry(size_t slot, CardStore& store) const {
+  const PreparedRecord& record = slots_[slot].record;
+  if (!record.rejected) store.prefetchMore(record.card_ref);
+}
+
+void RecordPipeline::prefetchEvents(size_t slot, CardStore& store) const {
+  const PreparedRecord& record = slots_[slot].record;
+  if (record.rejected) return;
+  if (const auto* state = store.find(record.card_ref); state != nullptr) state->events.prefetch();
+}
+
 void RecordPipeline::warm(size_t slots, CardStore& store) const {
-  // Each pass issues the next memory access of every card's lookup, so the misses of a batch
-  // overlap: the index slots (fetched by prepare), then the entries, then the events.
-  for (size_t i = 0; i < slots; ++i) {
-    const PreparedRecord& record = slots_[i].record;
-    if (!record.rejected) store.prefetchMore(record.card_ref);
-  }
-  for (size_t i = 0; i < slots; ++i) {
-    const PreparedRecord& record = slots_[i].record;
-    if (record.rejected) continue;
-    if (const auto* state = store.find(record.card_ref); state != nullptr) {
-      state->events.prefetch();
-    }
-  }
+  for (size_t i = 0; i < std::min(slots, 2 * kStepAhead); ++i) prefetchEntry(i, store);
+  for (size_t i = 0; i < std::min(slots, kStepAhead); ++i) prefetchEvents(i, store);
+}
+
+void RecordPipeline::warmAhead(size_t slot, size_t slots, CardStore& store) const {
+  if (slot + 2 * kStepAhead < slots) prefetchEntry(slot + 2 * kStepAhead, store);
+  if (slot + kStepAhead < slots) prefetchEvents(slot + kStepAhead, store);
 }
 
 RecordOutcome RecordPipeline::detect(size_t slot, PartitionDetector& detector,

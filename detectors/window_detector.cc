@@ -61,6 +61,8 @@ WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef&
 
 std::optional<WindowDetector::Window> WindowDetector::smallestQualifyingWindow(
     const CardState& state, EventTime t) {
+  // Fewer events than the threshold hold fewer distinct countries: nothing can qualify.
+  if (state.events.size() < options_.threshold) return std::nullopt;
   const EventTime from = t - options_.window_ms;
   auto begin = state.events.cursor();
   while (!begin.done() && begin.time() < from) begin.next();
