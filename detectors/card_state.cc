@@ -7,23 +7,38 @@
 namespace fraud::detectors {
 namespace {
 
-// The longest record: a 64-bit varint delta, the country and size, a tx_id of the longest size.
-constexpr size_t kMaxVarint = 10;
-constexpr size_t kMaxRecord = kMaxVarint + 2 + TxId::kMaxSize;
+// The longest record: an escaped time, the country and size, a tx_id of the longest size.
+constexpr size_t kMaxRecord = 3 + 8 + 2 + TxId::kMaxSize;
+// How far below the first event's time a new list's base is set: room for late events.
+constexpr EventTime kBaseMargin = EventTime{1} << 22;  // 70 minutes
 
-size_t putVarint(char* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = static_cast<char>(v);
-  return n;
+// glibc's malloc hands out chunks of 16k bytes holding 16k - 8 usable ones: asking for exactly
+// that wastes nothing.
+size_t roundAllocation(size_t bytes) { return std::max<size_t>(24, (bytes + 23) / 16 * 16 - 8); }
+
+// The base for a list whose earliest time is `time`.
+EventTime baseBelow(EventTime time) {
+  return time >= std::numeric_limits<EventTime>::min() + kBaseMargin ? time - kBaseMargin : time;
 }
 
-// One record (see EventList). A tx_id outside 1..kMaxSize bytes is cut, or padded with a space.
-size_t putRecord(char* out, uint64_t delta, Country country, std::string_view tx_id) {
-  size_t n = putVarint(out, delta);
+}  // namespace
+
+size_t EventList::putRecord(char* out, EventTime time, Country country,
+                            std::string_view tx_id) const {
+  const EventTime base = header().base;
+  const uint64_t off = static_cast<uint64_t>(time) - static_cast<uint64_t>(base);
+  size_t n;
+  if (time >= base && off < kEscape) {
+    out[0] = static_cast<char>(off & 0xFF);
+    out[1] = static_cast<char>(off >> 8 & 0xFF);
+    out[2] = static_cast<char>(off >> 16);
+    n = 3;
+  } else {
+    out[0] = out[1] = out[2] = static_cast<char>(0xFF);
+    std::memcpy(out + 3, &time, 8);
+    n = 11;
+  }
+  // A tx_id outside 1..kMaxSize bytes is cut, or padded with a space.
   const size_t tx_size = std::clamp<size_t>(tx_id.size(), 1, TxId::kMaxSize);
   const unsigned packed = country.index() << 6 | static_cast<unsigned>(tx_size - 1);
   out[n++] = static_cast<char>(packed & 0xFF);
@@ -32,18 +47,6 @@ size_t putRecord(char* out, uint64_t delta, Country country, std::string_view tx
   std::memcpy(out + n, tx_id.data(), std::min(tx_id.size(), tx_size));
   return n + tx_size;
 }
-
-uint32_t varintSizeAt(const char* p) {
-  uint32_t n = 1;
-  while ((static_cast<uint8_t>(*p++) & 0x80) != 0) ++n;
-  return n;
-}
-
-// glibc's malloc hands out chunks of 16k bytes holding 16k - 8 usable ones: asking for exactly
-// that wastes nothing.
-size_t roundAllocation(size_t bytes) { return std::max<size_t>(24, (bytes + 23) / 16 * 16 - 8); }
-
-}  // namespace
 
 EventList::EventList(std::initializer_list<Event> events) {
   for (const Event& e : events) push_back(e);
@@ -83,63 +86,84 @@ Event EventList::at(size_t i) const {
   return Event{c.time(), c.country(), c.txId()};
 }
 
-EventTime EventList::lastTime() const {
-  EventTime last = std::numeric_limits<EventTime>::min();
-  for (Cursor c = cursor(); !c.done(); c.next()) last = c.time();
-  return last;
-}
-
 void EventList::splice(uint32_t offset, uint32_t old_size, const char* bytes, uint32_t size) {
-  const uint32_t used = block_ == nullptr ? 0 : header().size;
+  const uint32_t used = header().size;
   const uint32_t new_used = used - old_size + size;
-  if (block_ == nullptr || new_used > header().capacity) {
-    const size_t old_allocation = block_ == nullptr ? 0 : sizeof(Header) + header().capacity;
+  if (new_used > header().capacity) {
+    const size_t old_allocation = sizeof(Header) + header().capacity;
     const size_t allocation =
         roundAllocation(std::max(sizeof(Header) + new_used, old_allocation + old_allocation / 4));
     auto* grown = static_cast<char*>(std::realloc(block_, allocation));
     if (grown == nullptr) throw std::bad_alloc();
-    if (block_ == nullptr) {
-      auto& h = *reinterpret_cast<Header*>(grown);
-      h.count = 0;
-      h.size = 0;
-    }
     block_ = grown;
     header().capacity = static_cast<uint32_t>(allocation - sizeof(Header));
   }
   char* r = records();
   std::memmove(r + offset + size, r + offset + old_size, used - offset - old_size);
-  std::memcpy(r + offset, bytes, size);
+  if (size > 0) std::memcpy(r + offset, bytes, size);
   header().size = new_used;
 }
 
-void EventList::add(EventTime time, Country country, std::string_view tx_id) {
-  Cursor c = cursor();
-  EventTime previous = 0;
-  while (!c.done() && c.time() <= time) {
-    previous = c.time();
-    c.next();
+void EventList::rebaseFor(EventTime time, size_t record_size) {
+  if (block_ == nullptr) {
+    const size_t allocation = roundAllocation(sizeof(Header) + record_size);
+    block_ = static_cast<char*>(std::malloc(allocation));
+    if (block_ == nullptr) throw std::bad_alloc();
+    header() = Header{0, 0, static_cast<uint32_t>(allocation - sizeof(Header)), 0, baseBelow(time)};
+    return;
   }
-  char bytes[kMaxRecord + kMaxVarint];
-  size_t n = putRecord(bytes, static_cast<uint64_t>(time - previous), country, tx_id);
-  uint32_t offset = block_ == nullptr ? 0 : header().size;
-  uint32_t replaced = 0;
-  if (!c.done()) {
-    // The next event's delta was from `previous`; it is from `time` now.
-    offset = c.offset();
-    replaced = varintSizeAt(records() + offset);
-    n += putVarint(bytes + n, static_cast<uint64_t>(c.time() - time));
+  Header& h = header();
+  if (h.count == 0) {
+    h.base = baseBelow(time);
+    return;
   }
-  splice(offset, replaced, bytes, static_cast<uint32_t>(n));
-  ++header().count;
+  const uint64_t off = static_cast<uint64_t>(time) - static_cast<uint64_t>(h.base);
+  if (time >= h.base && off < kEscape) [[likely]] {
+    return;
+  }
+  // Rare: rewrite every record against a base below the earliest of the list and `time`, when
+  // that makes the whole span fit; a wider span keeps its outliers in 8 bytes.
+  const EventTime earliest = std::min(time, cursor().time());
+  const EventTime latest = std::max(time, lastTime());
+  const EventTime base = baseBelow(earliest);
+  if (static_cast<uint64_t>(latest) - static_cast<uint64_t>(base) >= kEscape) return;
+  const std::vector<Event> events(begin(), end());
+  h.count = 0;
+  h.size = 0;
+  h.base = base;
+  for (const Event& e : events) appendRecord(e.time, e.country, e.tx_id.view());
 }
 
-void EventList::append(EventTime previous, EventTime time, Country country,
-                       std::string_view tx_id) {
-  if (empty()) previous = 0;
+void EventList::add(EventTime time, Country country, std::string_view tx_id) {
+  rebaseFor(time, 5 + tx_id.size());
+  if (header().count == 0 || time >= lastTime()) {
+    appendRecord(time, country, tx_id);
+    return;
+  }
+  Cursor c = cursor();
+  while (c.time() <= time) c.next();  // stops before the end: the last event is later
   char bytes[kMaxRecord];
-  const size_t n = putRecord(bytes, static_cast<uint64_t>(time - previous), country, tx_id);
-  splice(block_ == nullptr ? 0 : header().size, 0, bytes, static_cast<uint32_t>(n));
-  ++header().count;
+  const size_t n = putRecord(bytes, time, country, tx_id);
+  splice(c.offset(), 0, bytes, static_cast<uint32_t>(n));
+  Header& h = header();
+  h.last += static_cast<uint32_t>(n);
+  ++h.count;
+}
+
+void EventList::append(EventTime /*previous*/, EventTime time, Country country,
+                       std::string_view tx_id) {
+  rebaseFor(time, 5 + tx_id.size());
+  appendRecord(time, country, tx_id);
+}
+
+void EventList::appendRecord(EventTime time, Country country, std::string_view tx_id) {
+  char bytes[kMaxRecord];
+  const size_t n = putRecord(bytes, time, country, tx_id);
+  const uint32_t offset = header().size;
+  splice(offset, 0, bytes, static_cast<uint32_t>(n));
+  Header& h = header();
+  h.last = offset;
+  ++h.count;
 }
 
 void EventList::eraseUntil(const Cursor& cursor, uint32_t dropped) {
@@ -147,12 +171,11 @@ void EventList::eraseUntil(const Cursor& cursor, uint32_t dropped) {
     clear();
     return;
   }
-  // The new first event's delta becomes its time.
-  char bytes[kMaxVarint];
-  const size_t n = putVarint(bytes, static_cast<uint64_t>(cursor.time()));
   const uint32_t offset = cursor.offset();
-  splice(0, offset + varintSizeAt(records() + offset), bytes, static_cast<uint32_t>(n));
-  header().count -= dropped;
+  splice(0, offset, nullptr, 0);
+  Header& h = header();
+  h.last -= offset;
+  h.count -= dropped;
 }
 
 void EventList::eraseBefore(EventTime horizon) {
@@ -176,6 +199,7 @@ void EventList::clear() {
   if (block_ == nullptr) return;
   header().count = 0;
   header().size = 0;
+  header().last = 0;
 }
 
 bool EventList::containsTxIdFrom(std::string_view tx_id, EventTime live_from) const {
@@ -201,8 +225,14 @@ bool EventList::containsTxIdFrom(std::string_view tx_id, EventTime live_from) co
 }
 
 bool operator==(const EventList& a, const EventList& b) {
-  if (a.size() != b.size() || a.packedBytes() != b.packedBytes()) return false;
-  return a.empty() || std::memcmp(a.records(), b.records(), a.packedBytes()) == 0;
+  if (a.size() != b.size()) return false;
+  EventList::Cursor x = a.cursor();
+  for (EventList::Cursor y = b.cursor(); !x.done(); x.next(), y.next()) {
+    if (x.time() != y.time() || x.countryIndex() != y.countryIndex() || x.txId() != y.txId()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 EventTime CardState::lastRelevantTime() const {

@@ -52,18 +52,21 @@ struct Event {
 };
 
 // A card's events, ordered by (time, order of acceptance) (SPEC §2), packed in one heap block:
-// a 12-byte header, then one record per event:
+// a 24-byte header (count, bytes used, capacity, the last record's offset, a base time), then
+// one record per event:
 //
-//   varint(time - previous event's time; the first: time itself)
+//   u24 little endian: time - base, or 0xFFFFFF when that does not fit, then the time in 8 bytes
 //   u16 little endian: country index (0..675) << 6 | (tx_id size - 1)
 //   the tx_id's bytes (1..64)
 //
-// A typical event (19-byte tx_id, seconds apart from the previous) takes 24 bytes where an
-// Event takes 80; the tx_id is stored once, here. An empty list holds no block. Every
-// operation is one forward pass over the records: a card holds few events, and at most
-// max_events. The block grows by a quarter of its size (at least to fit) when full, so adding
-// an event allocates only now and then, and never when the block has room.
-// Not thread-safe; copying copies the block.
+// The base is set a margin below the first event's time, so a card's live events (window and
+// grace span minutes) all fit the 24-bit offset: decoding an event is a fixed sequence of loads,
+// without a loop; a time out of range is rebased once (all records rewritten), and kept in 8
+// bytes only if the list's span is wider than the offset can cover. A typical event (19-byte
+// tx_id) takes 24 bytes where an Event takes 80; the tx_id is stored once, here. Adding an event
+// at or after the last one (the usual case) reads only the header and the last record; the
+// other operations are one forward pass. The block grows by a quarter of its size (at least to
+// fit) when full. An empty list holds no block. Not thread-safe; copying copies the block.
 class EventList {
  public:
   // A position in the list and the event there. Reading the list through a cursor copies
@@ -85,23 +88,27 @@ class EventList {
 
    private:
     friend class EventList;
-    Cursor(const char* records, uint32_t end, uint32_t offset, EventTime previous)
-        : records_(records), end_(end), offset_(offset), time_(previous) {
+    Cursor(const char* records, uint32_t end, uint32_t offset, EventTime base)
+        : records_(records), end_(end), offset_(offset), base_(base) {
       if (offset_ != end_) decode();
     }
     void decode() {
-      const auto* p = reinterpret_cast<const uint8_t*>(records_ + offset_);
-      uint64_t b = *p++;
-      uint64_t delta = b & 0x7F;
-      for (int shift = 7; (b & 0x80) != 0; shift += 7) {
-        b = *p++;
-        delta |= (b & 0x7F) << shift;
+      const char* p = records_ + offset_;
+      uint32_t word;
+      std::memcpy(&word, p, 4);  // the offset's 3 bytes and one of the country's
+      const uint32_t off = word & kEscape;
+      if (off != kEscape) [[likely]] {
+        time_ = base_ + static_cast<EventTime>(off);
+        p += 3;
+      } else {
+        std::memcpy(&time_, p + 3, 8);
+        p += 11;
       }
-      time_ += static_cast<EventTime>(delta);
-      const unsigned packed = p[0] | static_cast<unsigned>(p[1]) << 8;
+      uint16_t packed;
+      std::memcpy(&packed, p, 2);
       country_index_ = static_cast<uint16_t>(packed >> 6);
       tx_size_ = static_cast<uint8_t>((packed & 0x3F) + 1);
-      tx_id_ = reinterpret_cast<const char*>(p + 2);
+      tx_id_ = p + 2;
       next_ = static_cast<uint32_t>(tx_id_ + tx_size_ - records_);
     }
 
@@ -109,7 +116,8 @@ class EventList {
     uint32_t end_;
     uint32_t offset_;
     uint32_t next_ = 0;
-    EventTime time_;  // before decode(): the previous event's time
+    EventTime base_;
+    EventTime time_ = 0;
     const char* tx_id_ = nullptr;
     uint16_t country_index_ = 0;
     uint8_t tx_size_ = 0;
@@ -169,7 +177,8 @@ class EventList {
   }
 
   [[nodiscard]] Cursor cursor() const {
-    return block_ == nullptr ? Cursor(nullptr, 0, 0, 0) : Cursor(records(), header().size, 0, 0);
+    return block_ == nullptr ? Cursor(nullptr, 0, 0, 0)
+                             : Cursor(records(), header().size, 0, header().base);
   }
   [[nodiscard]] const_iterator begin() const { return const_iterator(cursor()); }
   [[nodiscard]] const_iterator end() const {
@@ -182,14 +191,16 @@ class EventList {
   [[nodiscard]] Event front() const { return at(0); }
   [[nodiscard]] Event back() const { return at(size() - 1); }
   // The latest event time; the list must not be empty.
-  [[nodiscard]] EventTime lastTime() const;
+  [[nodiscard]] EventTime lastTime() const {
+    return Cursor(records(), header().size, header().last, header().base).time();
+  }
 
   // Adds an event after every event with the same or an earlier time (SPEC §2: ties keep their
   // order of acceptance). `tx_id` must be 1..TxId::kMaxSize bytes; `time` 0..kMaxEventTime.
   void add(EventTime time, Country country, std::string_view tx_id);
   void push_back(const Event& event) { add(event.time, event.country, event.tx_id.view()); }
   // Adds an event at the end without looking for its place: `time` must be >= lastTime().
-  // `previous` is lastTime() (any value when empty): decoding a sorted list stays linear.
+  // `previous` is lastTime() (any value when empty); unused, kept for the codec's calls.
   void append(EventTime previous, EventTime time, Country country, std::string_view tx_id);
   // Drops every event with a time before `horizon`.
   void eraseBefore(EventTime horizon);
@@ -199,7 +210,7 @@ class EventList {
   // SPEC §2 step 2: some event with time >= live_from has this tx_id.
   [[nodiscard]] bool containsTxIdFrom(std::string_view tx_id, EventTime live_from) const;
 
-  // The encoding is canonical: equal lists have equal bytes.
+  // Equal events in the same order (two lists may encode them against different bases).
   friend bool operator==(const EventList& a, const EventList& b);
 
   [[nodiscard]] static constexpr Country countryOfIndex(unsigned index) {
@@ -207,10 +218,13 @@ class EventList {
   }
 
  private:
+  static constexpr uint32_t kEscape = 0xFFFFFF;  // the offset of a time kept in 8 bytes
   struct Header {
     uint32_t count;
     uint32_t size;      // bytes of records in use
     uint32_t capacity;  // bytes of records the block has room for
+    uint32_t last;      // offset of the last record (when count > 0)
+    EventTime base;     // a record's time is base + its 24-bit offset
   };
   [[nodiscard]] const Header& header() const { return *reinterpret_cast<const Header*>(block_); }
   [[nodiscard]] Header& header() { return *reinterpret_cast<Header*>(block_); }
@@ -220,6 +234,15 @@ class EventList {
   void splice(uint32_t offset, uint32_t old_size, const char* bytes, uint32_t size);
   // Drops the records before `cursor` (which is at an event, or done).
   void eraseUntil(const Cursor& cursor, uint32_t dropped);
+  // Writes one record for `time` against the list's base; returns its size.
+  [[nodiscard]] size_t putRecord(char* out, EventTime time, Country country,
+                                 std::string_view tx_id) const;
+  // Before adding an event at `time` in a record of about `record_size` bytes: allocates the
+  // block, or sets the base of an empty list, or rewrites the records against a lower base
+  // when `time` does not fit the current one (and would fit that).
+  void rebaseFor(EventTime time, size_t record_size);
+  // Adds the record at the end; the base must be set.
+  void appendRecord(EventTime time, Country country, std::string_view tx_id);
 
   char* block_ = nullptr;
 };

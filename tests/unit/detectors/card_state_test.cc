@@ -32,7 +32,7 @@ TEST(EventList, AddKeepsTimeOrderAndTiesInOrderOfAcceptance) {
   list.add(200, Country::of('F', 'R'), "b");
   list.add(100, Country::of('D', 'E'), "a");
   list.add(200, Country::of('I', 'T'), "c");  // after "b": same time, accepted later
-  list.add(150, Country::of('E', 'S'), "d");  // in the middle: the next event's delta changes
+  list.add(150, Country::of('E', 'S'), "d");  // in the middle
   EXPECT_THAT(contents(list), ElementsAre(ev(100, "DE", "a"), ev(150, "ES", "d"),
                                           ev(200, "FR", "b"), ev(200, "IT", "c")));
   EXPECT_EQ(list.size(), 4u);
@@ -134,6 +134,70 @@ TEST(EventList, MatchesAPlainSortedVectorUnderRandomChanges) {
     }
     ASSERT_EQ(list.size(), model.size()) << "step " << step;
     ASSERT_EQ(contents(list), model) << "step " << step;
+  }
+}
+
+// A record's time is a 24-bit offset from the list's base (a margin below its first time):
+// a time out of that range rewrites the list against a lower base, or, when the list's span is
+// wider than the offset covers, is kept in 8 bytes. Each way, the events read back exactly.
+TEST(EventList, TimesOutsideTheOffsetRangeRebaseOrAreKeptWhole) {
+  constexpr EventTime kRange = EventTime{1} << 24;
+  EventList list;
+  list.add(1'700'000'000'000, Country::of('D', 'E'), "a");
+  list.add(1'700'000'000'000 + 3 * kRange, Country::of('F', 'R'), "b");  // past the range
+  list.add(1'700'000'000'000 - 2 * kRange, Country::of('I', 'T'), "c");  // below the base
+  EXPECT_THAT(contents(list), ElementsAre(ev(1'700'000'000'000 - 2 * kRange, "IT", "c"),
+                                          ev(1'700'000'000'000, "DE", "a"),
+                                          ev(1'700'000'000'000 + 3 * kRange, "FR", "b")));
+  EXPECT_EQ(list.lastTime(), 1'700'000'000'000 + 3 * kRange);
+  const size_t wide = list.packedBytes();
+  // Once the far events are gone, a new late event rebases: every record is narrow again.
+  list.eraseBefore(1'700'000'000'000 + 3 * kRange);
+  list.add(1'700'000'000'000 + 3 * kRange - 1000, Country::of('G', 'B'), "d");
+  EXPECT_THAT(contents(list), ElementsAre(ev(1'700'000'000'000 + 3 * kRange - 1000, "GB", "d"),
+                                          ev(1'700'000'000'000 + 3 * kRange, "FR", "b")));
+  EXPECT_EQ(list.packedBytes(), 2 * (3 + 2 + 1));
+  EXPECT_LT(list.packedBytes(), wide);
+  EXPECT_TRUE(list.containsTxIdFrom("d", 0));
+  // Lists holding the same events against different bases are equal.
+  EventList same;
+  same.add(1'700'000'000'000 + 3 * kRange, Country::of('F', 'R'), "b");
+  same.add(1'700'000'000'000 + 3 * kRange - 1000, Country::of('G', 'B'), "d");
+  EXPECT_EQ(same, list);
+  same.eraseFirst(1);
+  EXPECT_NE(same, list);
+}
+
+// As above, with times spread over many offset ranges, some far out of order.
+TEST(EventList, MatchesAPlainSortedVectorOverWideSpans) {
+  std::mt19937_64 random(11);
+  EventList list;
+  std::vector<Event> model;
+  for (int step = 0; step < 5'000; ++step) {
+    const auto choice = random() % 10;
+    if (choice < 8) {
+      const EventTime t = static_cast<EventTime>(random() % (EventTime{1} << 27)) +
+                          (random() % 2 == 0 ? 0 : step * (EventTime{1} << 16));
+      const std::string id(1 + random() % 12, static_cast<char>('a' + step % 26));
+      const Country c = Country::of('A', static_cast<char>('A' + random() % 26));
+      list.add(t, c, id);
+      model.insert(std::upper_bound(model.begin(), model.end(), t,
+                                    [](EventTime time, const Event& e) { return time < e.time; }),
+                   Event{t, c, TxId(id)});
+    } else if (choice < 9 && !model.empty()) {
+      const EventTime horizon = model[random() % model.size()].time;
+      list.eraseBefore(horizon);
+      std::erase_if(model, [&](const Event& e) { return e.time < horizon; });
+    } else {
+      const size_t n = random() % (model.size() + 1);
+      list.eraseFirst(n);
+      model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    ASSERT_EQ(list.size(), model.size()) << "step " << step;
+    ASSERT_EQ(contents(list), model) << "step " << step;
+    if (!model.empty()) {
+      ASSERT_EQ(list.lastTime(), model.back().time) << "step " << step;
+    }
   }
 }
 
