@@ -30,9 +30,12 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
 }
 
 // The lookup of a card in a store such as MemoryCardStore takes three dependent memory accesses:
-// index slot (prefetch(), by prepare), entry (prefetchMore()), events. Each step is issued
-// kStepAhead records before the next one is needed, so the misses overlap with detection.
+// index slot (prefetch(), by prepare), entry (prefetchMore()), events. While a batch is prepared,
+// stage() moves each earlier record one step on, kLag records after its previous step, so the
+// misses overlap with decoding; warm() and warmAhead() do the steps the batch's last records
+// still need, kStepAhead records before they are detected.
 namespace {
+constexpr size_t kLag = 8;
 constexpr size_t kStepAhead = 6;
 }  // namespace
 
@@ -47,14 +50,23 @@ void RecordPipeline::prefetchEvents(size_t slot, CardStore& store) const {
   if (const auto* state = store.find(record.card_ref); state != nullptr) state->events.prefetch();
 }
 
+void RecordPipeline::stage(size_t slot, CardStore& store) const {
+  if (slot >= kLag) prefetchEntry(slot - kLag, store);
+  if (slot >= 2 * kLag) prefetchEvents(slot - 2 * kLag, store);
+}
+
 void RecordPipeline::warm(size_t slots, CardStore& store) const {
-  for (size_t i = 0; i < std::min(slots, 2 * kStepAhead); ++i) prefetchEntry(i, store);
-  for (size_t i = 0; i < std::min(slots, kStepAhead); ++i) prefetchEvents(i, store);
+  // Entries of the last kLag slots; events of the kLag before them (stage() fetched their entries).
+  const size_t entries_from = slots > kLag ? slots - kLag : 0;
+  const size_t events_from = slots > 2 * kLag ? slots - 2 * kLag : 0;
+  for (size_t i = entries_from; i < slots; ++i) prefetchEntry(i, store);
+  for (size_t i = events_from; i < entries_from; ++i) prefetchEvents(i, store);
 }
 
 void RecordPipeline::warmAhead(size_t slot, size_t slots, CardStore& store) const {
-  if (slot + 2 * kStepAhead < slots) prefetchEntry(slot + 2 * kStepAhead, store);
-  if (slot + kStepAhead < slots) prefetchEvents(slot + kStepAhead, store);
+  // The events of the last kLag slots, whose entries warm() fetched.
+  const size_t ahead = slot + kStepAhead;
+  if (ahead < slots && ahead + kLag >= slots) prefetchEvents(ahead, store);
 }
 
 RecordOutcome RecordPipeline::detect(size_t slot, PartitionDetector& detector,

@@ -82,10 +82,12 @@ class RecordPipeline {
   const PreparedRecord& prepare(size_t slot, std::string_view value,
                                 std::optional<int64_t> timestamp_ms, CardStore& store);
 
-  // Optional, for a batch of `slots` prepared slots whose cards are all in `store`: warm() after
-  // preparing the batch, then warmAhead(i, ...) before each detect(i). Together they fetch each
-  // card's entry and events a few records ahead of detecting it, so detect finds them in cache.
-  // Worth it for in-memory stores; they change nothing.
+  // Optional, for a batch of `slots` prepared slots whose cards are all in `store`: stage(i, ...)
+  // after each prepare(i, ...), warm() after preparing the batch, then warmAhead(i, ...) before
+  // each detect(i). Together they fetch each card's entry and events a few records after its
+  // index slot and before detecting it (while preparing, where the batch is long enough), so
+  // detect finds them in cache. Worth it for in-memory stores; they change nothing.
+  void stage(size_t slot, CardStore& store) const;
   void warm(size_t slots, CardStore& store) const;
   void warmAhead(size_t slot, size_t slots, CardStore& store) const;
 

@@ -157,6 +157,7 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   auto processLine = [&](std::string_view line) {
     if (isBlank(line)) return;
     (void)pipeline.prepare(batched, line, std::nullopt, store);
+    pipeline.stage(batched, store);
     if (++batched == kBatch) flushBatch();
   };
 
