@@ -29,6 +29,9 @@ class CardStore {
   // A hint that `card_ref` is wanted soon, so a batch of records can overlap its memory
   // latency with other work. Changes nothing.
   virtual void prefetch(const CardRef& /*card_ref*/) {}
+  // The next step of the same hint, for a store that reaches a card in more than one memory
+  // access: called some time after prefetch(), it fetches what prefetch() found the way to.
+  virtual void prefetchMore(const CardRef& /*card_ref*/) {}
 
   [[nodiscard]] virtual size_t cardCount() const = 0;
   // Visits every card held, in no particular order.

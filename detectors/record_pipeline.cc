@@ -29,16 +29,44 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
   return record;
 }
 
+// The lookup of a card in a store such as MemoryCardStore takes three dependent memory accesses:
+// index slot (prefetch(), by prepare), entry (prefetchMore()), events. While a batch is prepared,
+// stage() moves each earlier record one step on, kLag records after its previous step, so the
+// misses overlap with decoding; warm() and warmAhead() do the steps the batch's last records
+// still need, kStepAhead records before they are detected.
+namespace {
+constexpr size_t kLag = 8;
+constexpr size_t kStepAhead = 6;
+}  // namespace
+
+void RecordPipeline::prefetchEntry(size_t slot, CardStore& store) const {
+  const PreparedRecord& record = slots_[slot].record;
+  if (!record.rejected) store.prefetchMore(record.card_ref);
+}
+
+void RecordPipeline::prefetchEvents(size_t slot, CardStore& store) const {
+  const PreparedRecord& record = slots_[slot].record;
+  if (record.rejected) return;
+  if (const auto* state = store.find(record.card_ref); state != nullptr) state->events.prefetch();
+}
+
+void RecordPipeline::stage(size_t slot, CardStore& store) const {
+  if (slot >= kLag) prefetchEntry(slot - kLag, store);
+  if (slot >= 2 * kLag) prefetchEvents(slot - 2 * kLag, store);
+}
+
 void RecordPipeline::warm(size_t slots, CardStore& store) const {
-  for (size_t i = 0; i < slots; ++i) {
-    const PreparedRecord& record = slots_[i].record;
-    if (record.rejected) continue;
-    if (const auto* state = store.find(record.card_ref); state != nullptr) {
-      const auto* bytes = reinterpret_cast<const char*>(state->events.data());
-      const size_t size = std::min<size_t>(state->events.size() * sizeof(Event), 512);
-      for (size_t offset = 0; offset < size; offset += 64) __builtin_prefetch(bytes + offset);
-    }
-  }
+  // Entries of the last kLag slots; events of the kLag before them (stage() fetched their entries).
+  const size_t entries_from = slots > kLag ? slots - kLag : 0;
+  const size_t events_from = slots > 2 * kLag ? slots - 2 * kLag : 0;
+  for (size_t i = entries_from; i < slots; ++i) prefetchEntry(i, store);
+  for (size_t i = events_from; i < entries_from; ++i) prefetchEvents(i, store);
+}
+
+void RecordPipeline::warmAhead(size_t slot, size_t slots, CardStore& store) const {
+  // The events of the last kLag slots, whose entries warm() fetched.
+  const size_t ahead = slot + kStepAhead;
+  if (ahead < slots && ahead + kLag >= slots) prefetchEvents(ahead, store);
 }
 
 RecordOutcome RecordPipeline::detect(size_t slot, PartitionDetector& detector,

@@ -82,9 +82,14 @@ class RecordPipeline {
   const PreparedRecord& prepare(size_t slot, std::string_view value,
                                 std::optional<int64_t> timestamp_ms, CardStore& store);
 
-  // Optional, between prepare and detect of a batch: touches the held events of each of the
-  // first `slots` slots' cards, so detect finds them in cache. Worth it for in-memory stores.
+  // Optional, for a batch of `slots` prepared slots whose cards are all in `store`: stage(i, ...)
+  // after each prepare(i, ...), warm() after preparing the batch, then warmAhead(i, ...) before
+  // each detect(i). Together they fetch each card's entry and events a few records after its
+  // index slot and before detecting it (while preparing, where the batch is long enough), so
+  // detect finds them in cache. Worth it for in-memory stores; they change nothing.
+  void stage(size_t slot, CardStore& store) const;
   void warm(size_t slots, CardStore& store) const;
+  void warmAhead(size_t slot, size_t slots, CardStore& store) const;
 
   // Runs the prepared record of `slot` through `detector` (unless it was rejected), counts it,
   // and appends the alert's JSON to `alert_json` when one is raised. Each prepared slot is
@@ -109,6 +114,9 @@ class RecordPipeline {
     std::unique_ptr<RecordDecoder> decoder;  // made on first use: most callers use one slot
     PreparedRecord record;
   };
+
+  void prefetchEntry(size_t slot, CardStore& store) const;
+  void prefetchEvents(size_t slot, CardStore& store) const;
 
   PipelineOptions options_;
   const CardHasher& hasher_;

@@ -35,8 +35,8 @@ class WindowDetector {
 
  private:
   struct Window {
-    size_t begin = 0;  // S(s*) is events[begin, end)
-    size_t end = 0;
+    EventList::Cursor begin;  // S(s*) is the events from begin up to (not including) end_offset
+    uint32_t end_offset = 0;
   };
   // SPEC §3: S(s*) for the smallest qualifying s in [t - W, t], if any.
   [[nodiscard]] std::optional<Window> smallestQualifyingWindow(const CardState& state, EventTime t);

@@ -55,6 +55,9 @@ int replayMain(const fraud::service::ReplayOptions& options,
     std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());
     return 1;
   }
+  if (options.report_peak_cards) {
+    std::fprintf(stderr, "{\"peak_cards\":%zu}\n", result.peak_cards);
+  }
   std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());
   return 0;
 }
@@ -101,6 +104,9 @@ int main(int argc, char** argv) {
   replay_cmd->add_flag("--progress", replay.progress,
                        "Print progress to stderr every second (default: when stderr is a "
                        "terminal)");
+  replay_cmd->add_flag("--report-peak-cards", replay.report_peak_cards,
+                       "Print {\"peak_cards\":N}, the most cards held at once, on stderr "
+                       "before the summary (scripts/bench/replay's bytes per card)");
 
   fraud::service::ServiceConfig run;
   auto* run_cmd = app.add_subcommand(

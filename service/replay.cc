@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -145,15 +146,18 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   auto flushBatch = [&] {
     pipeline.warm(batched, store);
     for (size_t i = 0; i < batched; ++i) {
+      pipeline.warmAhead(i, batched, store);
       if (pipeline.detect(i, detector, output.buffer()).alert_json_size > 0) {
         output.buffer().push_back('\n');
       }
     }
     batched = 0;
+    result.peak_cards = std::max(result.peak_cards, store.cardCount());
   };
   auto processLine = [&](std::string_view line) {
     if (isBlank(line)) return;
     (void)pipeline.prepare(batched, line, std::nullopt, store);
+    pipeline.stage(batched, store);
     if (++batched == kBatch) flushBatch();
   };
 

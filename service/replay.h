@@ -14,6 +14,8 @@ struct ReplayOptions {
   std::string output = "-";  // a path, or "-" for standard output
   detectors::DetectorOptions detector;
   bool progress = false;  // a progress line on stderr every second
+  // Before the summary, a line {"peak_cards":N} on stderr: the most cards held at once.
+  bool report_peak_cards = false;
 };
 
 struct ReplayResult {
@@ -22,6 +24,8 @@ struct ReplayResult {
   // The arguments were refused before anything was read or written (`error` says why): the
   // output is the input file.
   bool refused = false;
+  // The most cards the detector held at once (sampled after every batch of records).
+  size_t peak_cards = 0;
 };
 
 // `fraud-detector replay`: reads JSONL transactions in file order as one partition and writes

@@ -7,7 +7,6 @@ namespace {
 
 using detectors::CardState;
 using detectors::Country;
-using detectors::Event;
 using detectors::EventTime;
 using detectors::Incident;
 
@@ -50,12 +49,13 @@ class Reader {
     pos_ += 2;
     return true;
   }
-  bool txId(detectors::TxId& id) {
+  // SPEC §1: a tx_id is 1..64 bytes.
+  bool txId(std::string_view& id) {
     uint64_t len;
-    if (!varint(len) || len > detectors::TxId::kMaxSize || len > bytes_.size() - pos_) {
+    if (!varint(len) || len == 0 || len > detectors::TxId::kMaxSize || len > bytes_.size() - pos_) {
       return false;
     }
-    id = detectors::TxId(bytes_.substr(pos_, len));
+    id = bytes_.substr(pos_, len);
     pos_ += len;
     return true;
   }
@@ -78,12 +78,12 @@ void encodeCardState(const CardState& state, std::string& out) {
   out.push_back(static_cast<char>(kCardStateFormat));
   putVarint(out, state.events.size());
   EventTime previous = 0;
-  for (const Event& e : state.events) {
-    putVarint(out, static_cast<uint64_t>(e.time - previous));  // events are sorted by time
-    previous = e.time;
-    putCountry(out, e.country);
-    putVarint(out, e.tx_id.size());
-    out.append(e.tx_id.view());
+  for (auto e = state.events.cursor(); !e.done(); e.next()) {
+    putVarint(out, static_cast<uint64_t>(e.time() - previous));  // events are sorted by time
+    previous = e.time();
+    putCountry(out, e.country());
+    putVarint(out, e.txId().size());
+    out.append(e.txId());
   }
   if (!state.incident) {
     out.push_back('\0');
@@ -112,16 +112,17 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
   uint64_t count;
   // Each event takes at least 4 bytes, which bounds a corrupt count before allocating.
   if (!in.varint(count) || count > in.remaining() / 4) return std::nullopt;
-  state.events.resize(count);
   EventTime previous = 0;
-  for (Event& e : state.events) {
+  for (uint64_t i = 0; i < count; ++i) {
     EventTime delta;
-    if (!in.time(delta) || delta > INT64_MAX - previous || !in.country(e.country) ||
-        !in.txId(e.tx_id)) {
+    Country country;
+    std::string_view tx_id;
+    if (!in.time(delta) || delta > INT64_MAX - previous || !in.country(country) ||
+        !in.txId(tx_id)) {
       return std::nullopt;
     }
-    e.time = previous + delta;
-    previous = e.time;
+    state.events.append(previous, previous + delta, country, tx_id);
+    previous += delta;
   }
   uint8_t has_incident;
   if (!in.byte(has_incident) || has_incident > 1) return std::nullopt;
@@ -150,12 +151,9 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
 size_t maxEncodedCardStateBytes(size_t max_events) {
   detectors::CardState state;
   const std::string tx_id(detectors::TxId::kMaxSize, 'x');
-  state.events.reserve(max_events);
   for (size_t i = 0; i < max_events; ++i) {
-    detectors::Event& event = state.events.emplace_back();
-    event.time = detectors::kMaxEventTime;
-    event.country = detectors::Country::of('Z', 'Z');
-    event.tx_id = detectors::TxId(tx_id);
+    state.events.append(detectors::kMaxEventTime, detectors::kMaxEventTime,
+                        detectors::Country::of('Z', 'Z'), tx_id);
   }
   detectors::Incident& incident = state.incident.emplace();
   incident.start = detectors::kMaxEventTime;

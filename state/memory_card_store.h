@@ -17,6 +17,7 @@ class MemoryCardStore final : public detectors::CardStore {
   }
   void erase(const detectors::CardRef& card_ref) override { cards_.erase(card_ref); }
   void prefetch(const detectors::CardRef& card_ref) override { cards_.prefetch(card_ref); }
+  void prefetchMore(const detectors::CardRef& card_ref) override { cards_.prefetchEntry(card_ref); }
   [[nodiscard]] size_t cardCount() const override { return cards_.size(); }
   void forEach(const std::function<void(const detectors::CardRef&, const detectors::CardState&)>&
                    visit) override {

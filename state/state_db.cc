@@ -71,10 +71,7 @@ int64_t getFixed64(std::string_view in) {
   return static_cast<int64_t>(v);
 }
 
-size_t bytesOf(const CardState& state) {
-  return kEntryOverhead + state.events.capacity() * sizeof(detectors::Event) +
-         (state.incident ? state.incident->countries.capacity() * sizeof(detectors::Country) : 0);
-}
+size_t bytesOf(const CardState& state) { return kEntryOverhead + state.allocatedBytes(); }
 
 std::string describe(const rocksdb::Status& status) { return "RocksDB: " + status.ToString(); }
 

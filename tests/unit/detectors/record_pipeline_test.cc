@@ -123,7 +123,10 @@ TEST_F(RecordPipelineTest, BatchedPrepareThenDetectEqualsOneAtATime) {
       (void)batched.prepare(i, records[start + i], std::nullopt, store);
     }
     batched.warm(n, store);
-    for (size_t i = 0; i < n; ++i) (void)batched.detect(i, detector, batched_json);
+    for (size_t i = 0; i < n; ++i) {
+      batched.warmAhead(i, n, store);
+      (void)batched.detect(i, detector, batched_json);
+    }
   }
   EXPECT_FALSE(single_json.empty());
   EXPECT_EQ(batched_json, single_json);
