@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <vector>
 
 #include "service/kafka/admin.h"
+#include "service/kafka/producer.h"
 
 namespace fraud::service {
 namespace {
@@ -83,39 +83,16 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
     rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
                         h.value.data(), static_cast<ssize_t>(h.value.size()));
   }
-  std::vector<rd_kafka_vu_t> fields(5);
-  fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-  fields[0].u.cstr = topic.c_str();
-  fields[1].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-  fields[1].u.i = RD_KAFKA_MSG_F_COPY;
-  fields[2].vtype = RD_KAFKA_VTYPE_KEY;
-  fields[2].u.mem = {const_cast<char*>(key.data()), key.size()};
-  fields[3].vtype = RD_KAFKA_VTYPE_VALUE;
-  fields[3].u.mem = {value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0};
-  fields[4].vtype = RD_KAFKA_VTYPE_OPAQUE;
-  fields[4].u.ptr = reinterpret_cast<void*>(static_cast<intptr_t>(steadyNanos()));
-  if (kafka_headers != nullptr) {
-    fields.emplace_back().vtype = RD_KAFKA_VTYPE_HEADERS;
-    fields.back().u.headers = kafka_headers;
-  }
-  const auto first_try = std::chrono::steady_clock::now();
-  while (true) {
-    kafka::KafkaError error(rd_kafka_produceva(producer_.get(), fields.data(), fields.size()));
-    const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
-        std::chrono::steady_clock::now() - first_try < kQueueFullPatience) {
-      rd_kafka_poll(producer_.get(), 100);
-      continue;
-    }
-    spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic,
-                  rd_kafka_err2str(err));
-    if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
-    ++failures_;
-    ++failures_unchecked_;
-    if (metrics_.failures != nullptr) metrics_.failures->Increment();
-    return;
-  }
+  void* sent_at = reinterpret_cast<void*>(static_cast<intptr_t>(steadyNanos()));
+  const auto err = kafka::produceWaiting(
+      producer_.get(), {topic.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, sent_at},
+      kQueueFullPatience);
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic,
+                rd_kafka_err2str(err));
+  ++failures_;
+  ++failures_unchecked_;
+  if (metrics_.failures != nullptr) metrics_.failures->Increment();
 }
 
 void ImmediateAlertOutput::poll() { rd_kafka_poll(producer_.get(), 0); }

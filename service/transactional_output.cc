@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include "service/kafka/producer.h"
+
 namespace fraud::service {
 namespace {
 
@@ -113,43 +115,14 @@ bool TransactionalOutput::beginIfClosed() {
 void TransactionalOutput::produce(const char* topic, int32_t partition, std::string_view key,
                                   std::optional<std::string_view> value,
                                   rd_kafka_headers_t* headers, int64_t* delivered_offset) {
-  std::vector<rd_kafka_vu_t> fields(5);
-  fields[0].vtype = RD_KAFKA_VTYPE_TOPIC;
-  fields[0].u.cstr = topic;
-  fields[1].vtype = RD_KAFKA_VTYPE_PARTITION;
-  fields[1].u.i32 = partition;
-  fields[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
-  fields[2].u.i = RD_KAFKA_MSG_F_COPY;
-  fields[3].vtype = RD_KAFKA_VTYPE_KEY;
-  fields[3].u.mem = {const_cast<char*>(key.data()), key.size()};
-  fields[4].vtype = RD_KAFKA_VTYPE_VALUE;
-  fields[4].u.mem = {value ? const_cast<char*>(value->data()) : nullptr, value ? value->size() : 0};
-  if (headers != nullptr) {
-    fields.emplace_back().vtype = RD_KAFKA_VTYPE_HEADERS;
-    fields.back().u.headers = headers;
-  }
-  if (delivered_offset != nullptr) {
-    fields.emplace_back().vtype = RD_KAFKA_VTYPE_OPAQUE;
-    fields.back().u.ptr = delivered_offset;
-  }
-  const auto first_try = std::chrono::steady_clock::now();
-  while (true) {
-    kafka::KafkaError error(rd_kafka_produceva(producer_, fields.data(), fields.size()));
-    const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;  // the headers belong to the message now
-    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
-        std::chrono::steady_clock::now() - first_try < kQueueFullPatience) {
-      // The broker is slower than we are, or unreachable: wait for deliveries, hold input.
-      blocked_ = true;
-      rd_kafka_poll(producer_, 100);
-      continue;
-    }
-    if (!lost_record_) spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
-    if (headers != nullptr) rd_kafka_headers_destroy(headers);
-    blocked_ = true;
-    lost_record_ = true;  // the transaction cannot commit without it
-    return;
-  }
+  // A full queue: the broker is slower than we are, or unreachable; wait for deliveries.
+  const auto err =
+      kafka::produceWaiting(producer_, {topic, partition, key, value, headers, delivered_offset},
+                            kQueueFullPatience, [this] { blocked_ = true; });
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  if (!lost_record_) spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
+  blocked_ = true;
+  lost_record_ = true;  // the transaction cannot commit without it
 }
 
 void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group) {

@@ -43,6 +43,41 @@ rd_kafka_resp_err_t produce(rd_kafka_t* producer, rd_kafka_topic_t* topic, int32
   return error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+rd_kafka_resp_err_t produceWaiting(rd_kafka_t* producer, const OutgoingRecord& record,
+                                   std::chrono::milliseconds patience,
+                                   const std::function<void()>& on_full) {
+  rd_kafka_vu_t fields[7];
+  size_t count = 0;
+  auto add = [&](rd_kafka_vtype_t type) -> rd_kafka_vu_t& {
+    rd_kafka_vu_t& field = fields[count++];
+    field.vtype = type;
+    return field;
+  };
+  add(RD_KAFKA_VTYPE_TOPIC).u.cstr = record.topic;
+  add(RD_KAFKA_VTYPE_PARTITION).u.i32 = record.partition;
+  add(RD_KAFKA_VTYPE_MSGFLAGS).u.i = RD_KAFKA_MSG_F_COPY;
+  add(RD_KAFKA_VTYPE_KEY).u.mem = {const_cast<char*>(record.key.data()), record.key.size()};
+  add(RD_KAFKA_VTYPE_VALUE).u.mem = {
+      record.value ? const_cast<char*>(record.value->data()) : nullptr,
+      record.value ? record.value->size() : 0};
+  if (record.headers != nullptr) add(RD_KAFKA_VTYPE_HEADERS).u.headers = record.headers;
+  if (record.opaque != nullptr) add(RD_KAFKA_VTYPE_OPAQUE).u.ptr = record.opaque;
+  const auto first_try = std::chrono::steady_clock::now();
+  while (true) {
+    KafkaError error(rd_kafka_produceva(producer, fields, count));
+    const auto err = error ? rd_kafka_error_code(error.get()) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return err;  // the headers belong to the message now
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL &&
+        std::chrono::steady_clock::now() - first_try < patience) {
+      if (on_full) on_full();
+      rd_kafka_poll(producer, 100);
+      continue;
+    }
+    if (record.headers != nullptr) rd_kafka_headers_destroy(record.headers);
+    return err;
+  }
+}
+
 SyncProducer::SyncProducer(const KafkaProperties& properties) {
   KafkaProperties all = properties;
   all["enable.idempotence"] = "true";

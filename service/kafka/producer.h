@@ -2,7 +2,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +25,25 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
                                           int32_t partition, std::string_view key,
                                           std::string_view value, int64_t timestamp_ms,
                                           const Headers& headers = {});
+
+// One record for produceWaiting(). Key and value are copied; `headers` (may be null) belongs to
+// the message once produced; `opaque` reaches the delivery report as message->_private.
+struct OutgoingRecord {
+  const char* topic = nullptr;
+  int32_t partition = RD_KAFKA_PARTITION_UA;
+  std::string_view key;
+  std::optional<std::string_view> value;  // none: a null value
+  rd_kafka_headers_t* headers = nullptr;
+  void* opaque = nullptr;
+};
+
+// Produces `record`. While librdkafka's queue is full it serves delivery reports (100 ms polls)
+// and tries again, calling `on_full` before each wait, for up to `patience`. Returns NO_ERROR,
+// or the error that stopped it (QUEUE_FULL once patience ran out); on an error the headers are
+// destroyed.
+[[nodiscard]] rd_kafka_resp_err_t produceWaiting(rd_kafka_t* producer, const OutgoingRecord& record,
+                                                 std::chrono::milliseconds patience,
+                                                 const std::function<void()>& on_full = {});
 
 // A producer for tools and tests, where simplicity beats throughput (acks=all, idempotent):
 // send() returns when the record is acknowledged; enqueue() then flush() waits once for many.

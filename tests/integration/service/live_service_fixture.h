@@ -191,6 +191,23 @@ class LiveServiceTest : public ::testing::Test {
     return actual.duplicates;
   }
 
+  // Starts `instance`, kills it with SIGKILL once it has committed something and before the end
+  // of the input, and starts it again (the same instance id fences the dead one's transaction).
+  // Returns the second run.
+  ChildProcess& killNineMidStreamAndRestart(const std::string& instance,
+                                            const std::vector<std::string>& extra = {}) {
+    auto& first = startInstance(instance, extra);
+    EXPECT_TRUE(waitForSomeProgress()) << first.stderrText();
+    first.signal(SIGKILL);
+    EXPECT_TRUE(first.waitExit(seconds(10)).has_value());
+    const auto at_crash = kafka_->committedOffsets(group_, input_);
+    const auto ends = kafka_->endOffsets(input_);
+    bool mid_stream = false;
+    for (size_t p = 0; p < ends.size(); ++p) mid_stream |= at_crash[p] < ends[p];
+    EXPECT_TRUE(mid_stream) << "the crash came after the end of the stream: nothing was tested";
+    return startInstance(instance, extra);
+  }
+
   bool waitForSomeProgress() {
     const auto deadline = std::chrono::steady_clock::now() + seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {

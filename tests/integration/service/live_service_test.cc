@@ -35,17 +35,7 @@ TEST_F(LiveServiceTest, KillNineMidStreamThenRestartLosesNothingAndRepeatsNothin
   options.cards = 5'000;
   options.step_ms = 2;
   produce(generateStream(options));
-  auto& first = startInstance("crashy");
-  ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
-  first.signal(SIGKILL);
-  ASSERT_TRUE(first.waitExit(seconds(10)).has_value());
-  const auto at_crash = kafka_->committedOffsets(group_, input_);
-  const auto ends = kafka_->endOffsets(input_);
-  bool mid_stream = false;
-  for (size_t p = 0; p < ends.size(); ++p) mid_stream |= at_crash[p] < ends[p];
-  EXPECT_TRUE(mid_stream) << "the crash came after the end of the stream: nothing was tested";
-
-  auto& second = startInstance("crashy");  // same instance id: fences the dead one's transaction
+  auto& second = killNineMidStreamAndRestart("crashy");
   expectAlertsMatchReplay();
   second.signal(SIGTERM);
   EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
@@ -163,17 +153,7 @@ TEST_F(LiveServiceTest, ImmediateDeliveryKillNineLosesNothingAndRepeatsOnlyExact
   options.cards = 5'000;
   options.step_ms = 2;
   produce(generateStream(options));
-  auto& first = startInstance("immediate-crashy", {"--alert-delivery", "immediate"});
-  ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
-  first.signal(SIGKILL);
-  ASSERT_TRUE(first.waitExit(seconds(10)).has_value());
-  const auto at_crash = kafka_->committedOffsets(group_, input_);
-  const auto ends = kafka_->endOffsets(input_);
-  bool mid_stream = false;
-  for (size_t p = 0; p < ends.size(); ++p) mid_stream |= at_crash[p] < ends[p];
-  EXPECT_TRUE(mid_stream) << "the crash came after the end of the stream: nothing was tested";
-
-  auto& second = startInstance("immediate-crashy", {"--alert-delivery", "immediate"});
+  auto& second = killNineMidStreamAndRestart("immediate-crashy", {"--alert-delivery", "immediate"});
   const int repeats = expectAlertsMatchReplay(Delivery::kImmediateAfterFault);
   std::printf("immediate delivery after kill -9: %d exact repeat(s)\n", repeats);
   second.signal(SIGTERM);
