@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 
 #include "detectors/card_ref.h"
 #include "detectors/card_state.h"
@@ -14,6 +15,16 @@ namespace fraud::detectors {
 //
 // A pointer or reference returned by a call is valid until the next call on the store.
 // Not thread-safe: one partition worker uses its store at a time.
+//
+// Failure contract: a store that cannot read what it holds (an I/O error, bytes that do not
+// decode) throws CardStoreError from the call that met it, and nothing else but
+// std::bad_alloc; the detector lets it through untouched. The caller then treats the
+// partition's state as unknown (the live service rebuilds it from the changelog).
+class CardStoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class CardStore {
  public:
   virtual ~CardStore() = default;
