@@ -235,7 +235,7 @@ struct StateDb::Impl {
     std::string value;
     const auto status = db->Get(rocksdb::ReadOptions(), key, &value);
     if (status.IsNotFound()) return std::nullopt;
-    if (!status.ok()) throw std::runtime_error(describe(status));
+    if (!status.ok()) throw detectors::CardStoreError(describe(status));
     return value;
   }
 
@@ -258,7 +258,7 @@ struct StateDb::Impl {
       visit(std::string_view(it->key().data(), it->key().size()),
             std::string_view(it->value().data(), it->value().size()));
     }
-    if (!it->status().ok()) throw std::runtime_error(describe(it->status()));
+    if (!it->status().ok()) throw detectors::CardStoreError(describe(it->status()));
   }
 };
 
@@ -364,7 +364,8 @@ std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
   if (!value) return std::nullopt;
   auto checkpoint = PartitionCheckpoint::decode(*value);
   if (!checkpoint) {
-    throw std::runtime_error("unreadable checkpoint of partition " + std::to_string(partition));
+    throw detectors::CardStoreError("unreadable checkpoint of partition " +
+                                    std::to_string(partition));
   }
   return checkpoint;
 }
@@ -599,7 +600,8 @@ RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
     }
     auto state = decodeCardState(value);
     if (!state) {
-      throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+      throw detectors::CardStoreError("unreadable card state in partition " +
+                                      std::to_string(partition_));
     }
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());
@@ -647,7 +649,8 @@ RocksDbCardStore::Entry* RocksDbCardStore::load(const CardRef& card_ref) {
   if (!value) return nullptr;
   auto state = decodeCardState(*value);
   if (!state) {
-    throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+    throw detectors::CardStoreError("unreadable card state in partition " +
+                                    std::to_string(partition_));
   }
   bool inserted = false;
   Entry& entry = cache_.insert(card_ref, inserted);
@@ -702,7 +705,8 @@ void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const Ca
     }
     const auto state = decodeCardState(value);
     if (!state) {
-      throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+      throw detectors::CardStoreError("unreadable card state in partition " +
+                                      std::to_string(partition_));
     }
     visit(ref, *state);
   });
