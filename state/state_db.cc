@@ -235,7 +235,7 @@ struct StateDb::Impl {
     std::string value;
     const auto status = db->Get(rocksdb::ReadOptions(), key, &value);
     if (status.IsNotFound()) return std::nullopt;
-    if (!status.ok()) throw std::runtime_error(describe(status));
+    if (!status.ok()) throw detectors::CardStoreError(describe(status));
     return value;
   }
 
@@ -258,7 +258,7 @@ struct StateDb::Impl {
       visit(std::string_view(it->key().data(), it->key().size()),
             std::string_view(it->value().data(), it->value().size()));
     }
-    if (!it->status().ok()) throw std::runtime_error(describe(it->status()));
+    if (!it->status().ok()) throw detectors::CardStoreError(describe(it->status()));
   }
 };
 
@@ -364,7 +364,8 @@ std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
   if (!value) return std::nullopt;
   auto checkpoint = PartitionCheckpoint::decode(*value);
   if (!checkpoint) {
-    throw std::runtime_error("unreadable checkpoint of partition " + std::to_string(partition));
+    throw detectors::CardStoreError("unreadable checkpoint of partition " +
+                                    std::to_string(partition));
   }
   return checkpoint;
 }
@@ -590,6 +591,7 @@ RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
     : db_(db), partition_(partition), writes_(std::make_shared<StoreWrites>()) {
   // Warm the cache with the whole partition while it fits: a complete cache answers every
   // lookup, so RocksDB is only written to, until the first eviction.
+  ++disk_scans_;
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     ++card_count_;
     if (!complete_) return;
@@ -599,7 +601,8 @@ RocksDbCardStore::RocksDbCardStore(StateDb::Impl& db, int32_t partition)
     }
     auto state = decodeCardState(value);
     if (!state) {
-      throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+      throw detectors::CardStoreError("unreadable card state in partition " +
+                                      std::to_string(partition_));
     }
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());
@@ -647,7 +650,8 @@ RocksDbCardStore::Entry* RocksDbCardStore::load(const CardRef& card_ref) {
   if (!value) return nullptr;
   auto state = decodeCardState(*value);
   if (!state) {
-    throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+    throw detectors::CardStoreError("unreadable card state in partition " +
+                                    std::to_string(partition_));
   }
   bool inserted = false;
   Entry& entry = cache_.insert(card_ref, inserted);
@@ -694,6 +698,7 @@ void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const Ca
     });
     return;
   }
+  ++disk_scans_;
   db_.scan(partitionPrefix('C', partition_), [&](std::string_view key, std::string_view value) {
     CardRef ref;
     std::memcpy(ref.bytes.data(), key.data() + 5, ref.bytes.size());
@@ -702,7 +707,8 @@ void RocksDbCardStore::forEach(const std::function<void(const CardRef&, const Ca
     }
     const auto state = decodeCardState(value);
     if (!state) {
-      throw std::runtime_error("unreadable card state in partition " + std::to_string(partition_));
+      throw detectors::CardStoreError("unreadable card state in partition " +
+                                      std::to_string(partition_));
     }
     visit(ref, *state);
   });
@@ -782,7 +788,11 @@ std::optional<std::string> RocksDbCardStore::writeError() const {
 }
 
 std::optional<std::string> RocksDbCardStore::writeCommitted() {
+  // handOff() keeps the newest commit back while an earlier one is being written: wait for that
+  // one, then hand the newest off and wait for it too.
   handOff();
+  if (!waitWritten()) return writeError();
+  submitCommitted();
   if (!waitWritten()) return writeError();
   reclaimWritten();
   return std::nullopt;
@@ -822,16 +832,16 @@ bool RocksDbCardStore::discardChanges() {
   submitCommitted();
   const bool written_all = waitWritten();
   const uint64_t written = writes_->written.load();
+  std::vector<CardRef> reread;
   for (const auto& ref : persist_changed_) {
     Entry* entry = cache_.find(ref);
     if (entry == nullptr) continue;
     const bool on_disk =
         !entry->commit_changed && entry->staged_seq != 0 && entry->staged_seq <= written;
     if (!on_disk || entry->erased) {
-      // Read again from disk, which holds the committed version (or none).
       charge(*entry, 0);
       cache_.erase(ref);
-      if (!on_disk) complete_ = false;
+      if (!on_disk) reread.push_back(ref);
       continue;
     }
     entry->persist_changed = false;
@@ -841,6 +851,16 @@ bool RocksDbCardStore::discardChanges() {
   commit_changed_.clear();
   card_count_ = committed_card_count_;
   reclaimed_seq_ = written;
+  if (!reread.empty()) {
+    // The disk holds the committed version of each card changed since (or none): reading those
+    // back keeps the cache complete, so later rewinds do not scan the whole partition again.
+    const bool was_complete = complete_ && written_all;
+    complete_ = false;  // until every one is back: a failed read leaves them on disk only
+    for (const auto& ref : reread) {
+      if (was_complete) (void)load(ref);
+    }
+    complete_ = was_complete;
+  }
   return written_all;
 }
 

@@ -199,6 +199,8 @@ class RocksDbCardStore final : public detectors::CardStore {
   [[nodiscard]] bool discardChanges();
   // A background write of this store failed (the disk refused it): its message.
   [[nodiscard]] std::optional<std::string> writeError() const;
+  // Full scans of the partition on disk so far, the warm-up included (tests).
+  [[nodiscard]] size_t diskScans() const { return disk_scans_; }
 
  private:
   struct Entry {
@@ -239,6 +241,7 @@ class RocksDbCardStore final : public detectors::CardStore {
   uint64_t next_seq_ = 1;
   uint64_t handed_seq_ = 0;     // the last batch given to the writer
   uint64_t reclaimed_seq_ = 0;  // reclaimWritten() has seen everything up to here written
+  size_t disk_scans_ = 0;
 };
 
 }  // namespace fraud::state

@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "state/card_state_codec.h"
 
@@ -368,6 +369,88 @@ TEST_F(StateDbTest, RefusesADirectoryOfSomeoneElsesRocksDb) {
   std::string error;
   EXPECT_EQ(StateDb::open(options_, error), nullptr);
   EXPECT_NE(error.find("no format version"), std::string::npos) << error;
+}
+
+// Failover review: writeCommitted() returned while the newest commit still waited behind a
+// slow write, so a revoke reported a partition written that was not.
+TEST_F(StateDbTest, WriteCommittedReturnsOnlyOnceTheNewestCommitIsOnDisk) {
+  std::atomic<int> writes{0};
+  // Slows the first background write (after RocksDB took it, before it counts as written): the
+  // second commit is made while the first is still in flight.
+  db_->setWriteObserver([&](double) {
+    if (writes++ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  auto store = db_->cardStore(0);
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
+  (void)store->takeCommitChanges();
+  store->commitSucceeded(PartitionCheckpoint{1, 100, 1});
+  store->handOff();
+  store->modify(refOf(2)).events.push_back(detectors::Event{200, Country::of('D', 'E'), "b"});
+  (void)store->takeCommitChanges();
+  store->commitSucceeded(PartitionCheckpoint{2, 200, 2});
+  ASSERT_EQ(store->writeCommitted(), std::nullopt);
+  EXPECT_EQ(db_->checkpoint(0), (PartitionCheckpoint{2, 200, 2})) << "read from RocksDB";
+  EXPECT_FALSE(store->hasUnpersistedChanges());
+}
+
+// Failover review: an abort left the cache incomplete for good, so every later rewind scanned
+// and decoded the whole partition on disk again.
+TEST_F(StateDbTest, RewindsAfterAnAbortReadTheCommittedStateWithoutScanningTheDisk) {
+  auto store = db_->cardStore(0);
+  store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
+  store->modify(refOf(2)).events.push_back(detectors::Event{110, Country::of('D', 'E'), "b"});
+  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 110, 0}), std::nullopt);
+  const std::map<CardRef, CardState> committed = {{refOf(1), *store->find(refOf(1))},
+                                                  {refOf(2), *store->find(refOf(2))}};
+  const size_t scans = store->diskScans();
+  for (int rewind = 0; rewind < 5; ++rewind) {
+    store->modify(refOf(1)).events.push_back(detectors::Event{200, Country::of('F', 'R'), "c"});
+    store->modify(refOf(9)).events.push_back(detectors::Event{210, Country::of('F', 'R'), "d"});
+    store->erase(refOf(2));
+    if (rewind % 2 == 1) (void)store->takeCommitChanges();  // aborted after staging
+    ASSERT_TRUE(store->discardChanges());
+    std::map<CardRef, CardState> seen;
+    store->forEach([&](const CardRef& ref, const CardState& state) { seen.emplace(ref, state); });
+    EXPECT_EQ(seen, committed) << "rewind " << rewind;
+    EXPECT_EQ(store->cardCount(), 2u);
+    ASSERT_NE(store->find(refOf(1)), nullptr);
+    EXPECT_EQ(*store->find(refOf(1)), committed.at(refOf(1)));
+    EXPECT_EQ(store->find(refOf(9)), nullptr);
+  }
+  EXPECT_EQ(store->diskScans(), scans) << "rewinds answered from the cache";
+}
+
+// Failover review: the store's failure contract (detectors/card_store.h): what it cannot read
+// throws CardStoreError, and it stays usable for the other cards.
+TEST_F(StateDbTest, AnUnreadableCardThrowsCardStoreErrorAndOtherCardsStayReadable) {
+  options_.card_cache_mb = 1;  // far less than the cards take: the cache is incomplete
+  reopen();
+  std::vector<CardChange> changes;
+  for (int i = 0; i < 20'000; ++i) {
+    CardRef ref;
+    ref.bytes[0] = static_cast<uint8_t>(i >> 8);
+    ref.bytes[1] = static_cast<uint8_t>(i);
+    changes.push_back({ref, encodeCardState(stateAt(10 + i, "x"))});
+  }
+  const CardRef corrupt = refOf(0xff);  // last in key order: beyond the warmed cache
+  changes.push_back({corrupt, std::string("\xff not a card state")});
+  ASSERT_EQ(db_->writeRestored(3, changes, PartitionCheckpoint{1, 10, 0}), std::nullopt);
+  auto store = db_->cardStore(3);
+  EXPECT_THROW(store->forEach([](const CardRef&, const CardState&) {}), detectors::CardStoreError);
+  EXPECT_THROW((void)store->find(corrupt), detectors::CardStoreError);
+  EXPECT_THROW((void)store->modify(corrupt), detectors::CardStoreError);
+  const CardRef last = changes[19'999].card_ref;  // also beyond the warmed cache
+  ASSERT_NE(store->find(last), nullptr);
+  EXPECT_EQ(*store->find(last), stateAt(10 + 19'999, "x"));
+  store->modify(refOf(0xfe)) = stateAt(5, "y");
+  EXPECT_EQ(store->persist(PartitionCheckpoint{2, 10, 0}), std::nullopt);
+}
+
+TEST_F(StateDbTest, AnUnreadableCheckpointThrowsCardStoreError) {
+  db_.reset();
+  rawPut(options_.dir, std::string("P\0\0\0\3", 5), "not a checkpoint");
+  reopen();
+  EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
 }
 
 TEST(StateDbOptions, ValidateReportsEveryProblem) {
