@@ -60,6 +60,12 @@ class CardCache : public detectors::CardStore {
   void forEach(const std::function<void(const detectors::CardRef&, const detectors::CardState&)>&
                    visit) override;
 
+  // The cache holds every card of the partition.
+  [[nodiscard]] bool complete() const { return complete_; }
+
+ protected:
+  // The commit side, for the store that layers the change log under the cache (and tests).
+
   // Cards changed since the last call.
   [[nodiscard]] size_t changedCount() const { return changed_.size(); }
   // Visits each card changed since the last call, with its state (nullptr: erased), and marks
@@ -75,8 +81,6 @@ class CardCache : public detectors::CardStore {
   void rollBack(uint64_t written, size_t card_count, bool disk_holds_committed);
   // Cards changed whose change is not on disk yet.
   [[nodiscard]] bool hasUnwritten() const { return !unwritten_.empty(); }
-  // The cache holds every card of the partition.
-  [[nodiscard]] bool complete() const { return complete_; }
 
  private:
   struct Entry {

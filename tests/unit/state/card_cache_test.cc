@@ -25,6 +25,17 @@ CardState stateAt(detectors::EventTime t) {
   return CardState{{{t, Country::of('D', 'E'), detectors::TxId("tx")}}, std::nullopt};
 }
 
+// The commit side is for the layer above; a test plays that layer.
+class CommittingCache : public CardCache {
+ public:
+  using CardCache::CardCache;
+  using CardCache::changedCount;
+  using CardCache::hasUnwritten;
+  using CardCache::rollBack;
+  using CardCache::settle;
+  using CardCache::takeChanged;
+};
+
 class CardCacheTest : public ::testing::Test {
  protected:
   void fill(uint16_t cards) {
@@ -44,7 +55,7 @@ class CardCacheTest : public ::testing::Test {
 
 TEST_F(CardCacheTest, AWarmCacheHoldingThePartitionAnswersWithoutReadingBelow) {
   fill(3);
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   EXPECT_TRUE(cache.complete());
   EXPECT_EQ(cache.cardCount(), 3u);
   ASSERT_NE(cache.find(refOf(1)), nullptr);
@@ -58,7 +69,7 @@ TEST_F(CardCacheTest, AWarmCacheHoldingThePartitionAnswersWithoutReadingBelow) {
 TEST_F(CardCacheTest, OverItsBudgetItReadsThroughAndSeesEveryCardOnce) {
   fill(200);
   budget_.limit = 4000;  // a few cards
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   EXPECT_FALSE(cache.complete());
   EXPECT_EQ(cache.cardCount(), 200u);
   ASSERT_NE(cache.find(refOf(199)), nullptr);
@@ -71,13 +82,13 @@ TEST_F(CardCacheTest, OverItsBudgetItReadsThroughAndSeesEveryCardOnce) {
 
 TEST_F(CardCacheTest, ReleasesItsBudgetWhenDestroyed) {
   fill(10);
-  { CardCache cache(source_, budget_, 0); }
+  { CommittingCache cache(source_, budget_, 0); }
   EXPECT_EQ(budget_.used.load(), 0);
 }
 
 TEST_F(CardCacheTest, TakeChangedHandsEachChangeOverOnceAndSettleMakesItClean) {
   fill(2);
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   cache.modify(refOf(0)).events.push_back({500, Country::of('F', 'R'), "b"});
   cache.erase(refOf(1));
   cache.modify(refOf(0)).events.push_back({600, Country::of('F', 'R'), "c"});
@@ -98,7 +109,7 @@ TEST_F(CardCacheTest, TakeChangedHandsEachChangeOverOnceAndSettleMakesItClean) {
 
 TEST_F(CardCacheTest, RollBackReadsTheChangedCardsBackWithoutAScan) {
   fill(2);
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   cache.modify(refOf(0)).events.push_back({500, Country::of('F', 'R'), "b"});
   cache.modify(refOf(9)) = stateAt(9);
   cache.erase(refOf(1));
@@ -115,7 +126,7 @@ TEST_F(CardCacheTest, RollBackReadsTheChangedCardsBackWithoutAScan) {
 
 TEST_F(CardCacheTest, EvictsOnlyCardsWhoseChangesAreOnDisk) {
   budget_.limit = 4000;
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   for (uint16_t i = 0; i < 100; ++i) cache.modify(refOf(i)) = stateAt(i);
   cache.takeChanged(1, [&](const CardRef& ref, const CardState* state) {
     source_.cards.modify(ref) = *state;  // what the layers below would write
@@ -135,7 +146,7 @@ TEST_F(CardCacheTest, EvictsOnlyCardsWhoseChangesAreOnDisk) {
 TEST_F(CardCacheTest, BytesThatDoNotDecodeThrowCardStoreErrorAndOtherCardsStayReadable) {
   fill(50);
   budget_.limit = 2000;
-  CardCache cache(source_, budget_, 0);
+  CommittingCache cache(source_, budget_, 0);
   ASSERT_FALSE(cache.complete());
   source_.corrupt = refOf(999);
   EXPECT_THROW((void)cache.find(refOf(999)), detectors::CardStoreError);
@@ -149,7 +160,7 @@ TEST_F(CardCacheTest, BytesThatDoNotDecodeThrowCardStoreErrorAndOtherCardsStayRe
 TEST_F(CardCacheTest, AWarmUpMeetingBadBytesThrowsCardStoreErrorAndReleasesItsBudget) {
   fill(5);
   source_.corrupt = refOf(999);
-  EXPECT_THROW(CardCache(source_, budget_, 0), detectors::CardStoreError);
+  EXPECT_THROW(CommittingCache(source_, budget_, 0), detectors::CardStoreError);
   EXPECT_EQ(budget_.used.load(), 0);
 }
 
