@@ -41,12 +41,12 @@ class RocksDbPartitionTest : public ::testing::Test {
     db_.reset();
     fs::remove_all(dir_);
   }
-  static std::unique_ptr<CommittedBatch> batch(uint64_t seq,
-                                               std::map<CardRef, std::optional<std::string>> cards,
-                                               int64_t next_offset) {
+  static std::unique_ptr<CommittedBatch> batch(
+      uint64_t seq, const std::map<CardRef, std::optional<std::string>>& cards,
+      int64_t next_offset) {
     auto batch = std::make_unique<CommittedBatch>();
     batch->seq = seq;
-    for (auto& [ref, value] : cards) {
+    for (const auto& [ref, value] : cards) {
       bool inserted = false;
       batch->changes.insert(ref, inserted) = value;
     }
