@@ -77,12 +77,7 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
                                 std::string_view key, std::optional<std::string_view> value,
                                 std::initializer_list<Header> headers,
                                 int64_t* /*delivered_offset*/) {
-  rd_kafka_headers_t* kafka_headers =
-      headers.size() == 0 ? nullptr : rd_kafka_headers_new(headers.size());
-  for (const auto& h : headers) {
-    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
-                        h.value.data(), static_cast<ssize_t>(h.value.size()));
-  }
+  rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(headers);
   void* sent_at = reinterpret_cast<void*>(static_cast<intptr_t>(steadyNanos()));
   const auto err = kafka::produceWaiting(
       producer_.get(), {topic.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, sent_at},

@@ -25,16 +25,6 @@ constexpr auto kSlowCommit = std::chrono::seconds(1);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
-rd_kafka_headers_t* makeHeaders(std::initializer_list<RecordCollector::Header> headers) {
-  if (headers.size() == 0) return nullptr;
-  rd_kafka_headers_t* kafka_headers = rd_kafka_headers_new(headers.size());
-  for (const auto& h : headers) {
-    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
-                        h.value.data(), static_cast<ssize_t>(h.value.size()));
-  }
-  return kafka_headers;
-}
-
 }  // namespace
 
 void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
@@ -97,7 +87,7 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
   }
   if (!beginIfClosed()) return;
   if (timed) open_times_.push_back(std::chrono::steady_clock::now());
-  produce(topic.c_str(), partition, key, value, makeHeaders(headers), delivered_offset);
+  produce(topic.c_str(), partition, key, value, kafka::makeHeaders(headers), delivered_offset);
 }
 
 bool TransactionalOutput::beginIfClosed() {
@@ -241,12 +231,7 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
   open_ = false;
   blocked_ = false;
   for (auto& held : std::exchange(held_, {})) {
-    rd_kafka_headers_t* kafka_headers = nullptr;
-    if (!held.headers.empty()) kafka_headers = rd_kafka_headers_new(held.headers.size());
-    for (const auto& [name, value] : held.headers) {
-      rd_kafka_header_add(kafka_headers, name.data(), static_cast<ssize_t>(name.size()),
-                          value.data(), static_cast<ssize_t>(value.size()));
-    }
+    rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(held.headers);
     if (!beginIfClosed()) {
       if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
       continue;
