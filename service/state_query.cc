@@ -2,14 +2,10 @@
 
 #include <chrono>
 
+#include "service/kafka/wall_clock.h"
+
 namespace fraud::service {
-namespace {
-
-double wallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
+using kafka::wallClockSeconds;
 
 StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
                        state::StateDb& db)
