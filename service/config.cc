@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <map>
+
 #include <CLI/CLI.hpp>
 
 #include "service/kafka/properties.h"
@@ -74,9 +76,6 @@ std::vector<std::string> ServiceConfig::validate() const {
   }
   if (max_held_output_mb < 1 || max_held_output_mb > 4096) {
     add("--max-held-output-mb must be 1..4096, got " + std::to_string(max_held_output_mb));
-  }
-  if (alert_delivery != "transactional" && alert_delivery != "immediate") {
-    add("--alert-delivery must be 'transactional' or 'immediate', got '" + alert_delivery + "'");
   }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
@@ -195,7 +194,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
       "transactional: alerts commit with state and offsets, each once, visible at the commit. "
       "immediate: each alert produced the moment it is detected (idempotent producer); after "
       "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
-      ->capture_default_str();
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, AlertDelivery>{{"transactional", AlertDelivery::kTransactional},
+                                               {"immediate", AlertDelivery::kImmediate}}))
+      ->default_str("transactional");
   opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();
   cmd.add_option("--kafka", c.kafka_overrides,

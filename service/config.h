@@ -16,6 +16,9 @@ class App;
 
 namespace fraud::service {
 
+// How alerts leave the service (--alert-delivery transactional|immediate).
+enum class AlertDelivery { kTransactional, kImmediate };
+
 // Everything `fraud-detector run` is told (docs/configuration.md). Flags, then FRAUD_*
 // environment variables, then these defaults.
 struct ServiceConfig {
@@ -39,10 +42,10 @@ struct ServiceConfig {
   int64_t checkpoint_interval_ms = 1'000;  // 0..600000; committed state handed to disk
   int64_t shutdown_timeout_ms = 20'000;    // 1000..600000
   int64_t max_held_output_mb = 64;         // 1..4096; held output before input waits
-  // transactional: alerts commit with state and offsets (each alert once, visible at the
-  // commit). immediate: alerts produced at detection on an idempotent producer (repeats of a
+  // kTransactional: alerts commit with state and offsets (each alert once, visible at the
+  // commit). kImmediate: alerts produced at detection on an idempotent producer (repeats of a
   // key only after a fault; docs/state-and-recovery.md).
-  std::string alert_delivery = "transactional";
+  AlertDelivery alert_delivery = AlertDelivery::kTransactional;
 
   std::optional<std::string> card_hash_key_file;
   std::optional<std::string> kafka_config_file;

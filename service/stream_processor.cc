@@ -104,7 +104,7 @@ std::optional<std::string> StreamProcessor::start() {
   }
   prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
-  if (config_.alert_delivery == "immediate") {
+  if (config_.alert_delivery == AlertDelivery::kImmediate) {
     alerts_ = ImmediateAlertOutput::create(
         common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
     if (!alerts_) return "alert producer: " + error;
