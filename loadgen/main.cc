@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -382,9 +383,7 @@ int runProductionCommand(ProductionFlags& f) {
   return status;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int runCommandLine(int argc, char** argv) {
   CLI::App app{
       "fraud-loadgen: produces realistic card transactions (with injected fraud, late, duplicate "
       "and malformed records) to Kafka at a paced rate and/or to JSONL files, keyed by card with "
@@ -414,4 +413,18 @@ int main(int argc, char** argv) {
   if (*report_cmd) return runReportCommand(report);
   if (*verify_cmd) return runVerifyCommand(verify);
   return runProductionCommand(production);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return runCommandLine(argc, argv);
+  } catch (const std::exception& e) {  // a bug or no memory: say so rather than abort
+    std::fprintf(stderr, "fraud-loadgen: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "fraud-loadgen: an unknown exception\n");
+    return 1;
+  }
 }

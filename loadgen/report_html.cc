@@ -61,7 +61,7 @@ std::vector<svg::Point> pointsOf(const ordered_json* j, size_t x_index, size_t y
 }
 
 std::string key(const char* color, const std::string& name) {
-  return "<span class=\"key\" style=\"background:" + std::string(color) + "\"></span>" +
+  return R"(<span class="key" style="background:)" + std::string(color) + "\"></span>" +
          escape(name);
 }
 

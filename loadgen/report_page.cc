@@ -95,7 +95,7 @@ struct Tile {
 std::string renderTiles(const std::vector<Tile>& tiles) {
   std::string out = "<section class=\"tiles\">";
   for (const auto& t : tiles) {
-    out += "<div class=\"tile" + (t.tone.empty() ? "" : " " + t.tone) + "\"><div class=\"label\">" +
+    out += "<div class=\"tile" + (t.tone.empty() ? "" : " " + t.tone) + R"("><div class="label">)" +
            escape(t.label) + "</div><div class=\"value\">" + escape(t.value) +
            "</div><div class=\"detail\">" + escape(t.detail) + "</div></div>";
   }
@@ -195,7 +195,7 @@ std::string renderReport(const ordered_json& data) {
     out += " for " + escape(formatFixed(*elapsed, 1)) + " s";
   }
   out += " · report generated " + escape(text(field(data, "generated_at"))) + "</p></div>";
-  out += "<div class=\"verdict " + verdict_class + "\" id=\"verdict\">" + escape(verdict_text) +
+  out += "<div class=\"verdict " + verdict_class + R"(" id="verdict">)" + escape(verdict_text) +
          "</div></header>";
 
   if (run == nullptr) {

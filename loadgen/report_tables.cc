@@ -14,7 +14,7 @@ using svg::formatCount;
 using svg::formatFixed;
 
 std::string verifySection(const ordered_json& data) {
-  std::string out = "<section class=\"card\" id=\"verify\"><h2>Verify</h2>";
+  std::string out = R"(<section class="card" id="verify"><h2>Verify</h2>)";
   const auto* verify = field(data, "verify");
   if (verify == nullptr) {
     return out +
@@ -77,7 +77,7 @@ std::string verifySection(const ordered_json& data) {
 }
 
 std::string scenariosSection(const ordered_json& data, const ordered_json* summary) {
-  std::string out = "<section class=\"card\" id=\"scenarios\"><h2>Injected fraud</h2>";
+  std::string out = R"(<section class="card" id="scenarios"><h2>Injected fraud</h2>)";
   const auto* scenarios = field(data, "scenarios");
   const auto* items = field(scenarios, "items");
   const auto* injected = field(field(summary, "scenarios"), "injected");
@@ -127,7 +127,7 @@ std::string scenariosSection(const ordered_json& data, const ordered_json* summa
       recalled = was_missed ? "missed" : complete ? "yes" : "?";
       cls = was_missed ? "bad" : complete ? "ok" : "";
     }
-    out += "<tr><td class=\"num\">" + escape(countText(id)) + "</td><td class=\"mono\" title=\"" +
+    out += "<tr><td class=\"num\">" + escape(countText(id)) + R"(</td><td class="mono" title=")" +
            escape(card_ref) + "\">" + escape(card_ref.substr(0, 16)) +
            (card_ref.size() > 16 ? "…" : "") + "</td><td class=\"num\">" +
            escape(countText(number(&item, "partition"))) + "</td><td>" + escape(countries) +
@@ -149,7 +149,7 @@ std::string scenariosSection(const ordered_json& data, const ordered_json* summa
 
 std::string kindsAndRunSection(const ordered_json* summary) {
   std::string out =
-      "<section class=\"card\"><div class=\"columns\"><div><h2>Records by kind</h2><table>";
+      R"(<section class="card"><div class="columns"><div><h2>Records by kind</h2><table>)";
   const auto* kinds = field(summary, "kinds");
   if (kinds != nullptr && kinds->is_object()) {
     for (const auto& [name, value] : kinds->items()) {
@@ -180,7 +180,7 @@ std::string kindsAndRunSection(const ordered_json* summary) {
 }
 
 std::string parametersSection(const ordered_json& data) {
-  std::string out = "<section class=\"card\" id=\"parameters\"><h2>Parameters</h2><table>";
+  std::string out = R"(<section class="card" id="parameters"><h2>Parameters</h2><table>)";
   const auto* params = field(data, "parameters");
   if (params != nullptr && params->is_array()) {
     for (const auto& p : *params) {

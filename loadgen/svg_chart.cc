@@ -87,32 +87,32 @@ std::vector<Point> usable(const std::vector<Point>& points) {
 }
 
 void openSvg(std::string& out, const std::string& id, const std::string& title, size_t points) {
-  out += "<svg class=\"chart\" id=\"" + escape(id) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
-         num(kHeight) + "\" role=\"img\" aria-label=\"" + escape(title) + "\" data-points=\"" +
-         std::to_string(points) + "\" preserveAspectRatio=\"xMidYMid meet\">";
+  out += R"(<svg class="chart" id=")" + escape(id) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
+         num(kHeight) + R"(" role="img" aria-label=")" + escape(title) + "\" data-points=\"" +
+         std::to_string(points) + R"(" preserveAspectRatio="xMidYMid meet">)";
   out += "<title>" + escape(title) + "</title>";
 }
 
 void axisLabels(std::string& out, const std::string& x_label, const std::string& y_label) {
-  out += "<text class=\"axis-label\" x=\"" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
-         num(kHeight - 6) + "\" text-anchor=\"middle\">" + escape(x_label) + "</text>";
-  out += "<text class=\"axis-label\" transform=\"translate(16 " + num(kTop + kPlotHeight / 2) +
+  out += R"(<text class="axis-label" x=")" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
+         num(kHeight - 6) + R"(" text-anchor="middle">)" + escape(x_label) + "</text>";
+  out += R"(<text class="axis-label" transform="translate(16 )" + num(kTop + kPlotHeight / 2) +
          ") rotate(-90)\" text-anchor=\"middle\">" + escape(y_label) + "</text>";
 }
 
 void yGrid(std::string& out, const std::vector<double>& ticks, double top, Unit unit) {
   for (const double t : ticks) {
     const double y = kTop + kPlotHeight * (1 - t / top);
-    out += "<line class=\"grid\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
+    out += R"(<line class="grid" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
            "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-    out += "<text class=\"tick\" x=\"" + num(kLeft - 8) + "\" y=\"" + num(y + 4) +
-           "\" text-anchor=\"end\">" + escape(tickLabel(t, unit)) + "</text>";
+    out += R"(<text class="tick" x=")" + num(kLeft - 8) + "\" y=\"" + num(y + 4) +
+           R"(" text-anchor="end">)" + escape(tickLabel(t, unit)) + "</text>";
   }
 }
 
 void emptyPlot(std::string& out, const std::string& message) {
-  out += "<text class=\"empty-note\" x=\"" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
-         num(kTop + kPlotHeight / 2) + "\" text-anchor=\"middle\">" + escape(message) + "</text>";
+  out += R"(<text class="empty-note" x=")" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
+         num(kTop + kPlotHeight / 2) + R"(" text-anchor="middle">)" + escape(message) + "</text>";
 }
 
 }  // namespace
@@ -205,7 +205,7 @@ void drawSeries(std::string& out, const LineChart& chart,
     for (const auto& p : points) coordinates += num(scale.x(p.x)) + "," + num(scale.y(p.y)) + " ";
     coordinates.pop_back();
     if (s.area) {
-      out += "<polygon class=\"area\" fill=\"" + escape(s.color) + "\" points=\"" +
+      out += R"(<polygon class="area" fill=")" + escape(s.color) + "\" points=\"" +
              num(scale.x(points.front().x)) + "," + num(scale.y(0)) + " " + coordinates + " " +
              num(scale.x(points.back().x)) + "," + num(scale.y(0)) + "\"/>";
     }
@@ -214,8 +214,8 @@ void drawSeries(std::string& out, const LineChart& chart,
            "\"/>";
     if (chart.dots || points.size() == 1) {
       for (const auto& p : points) {
-        out += "<circle class=\"dot\" fill=\"" + escape(s.color) + "\" cx=\"" + num(scale.x(p.x)) +
-               "\" cy=\"" + num(scale.y(p.y)) + "\" r=\"3\"/>";
+        out += R"(<circle class="dot" fill=")" + escape(s.color) + "\" cx=\"" + num(scale.x(p.x)) +
+               "\" cy=\"" + num(scale.y(p.y)) + R"(" r="3"/>)";
       }
     }
   }
@@ -225,17 +225,17 @@ void drawSeries(std::string& out, const LineChart& chart,
 void drawTargetAndMarker(std::string& out, const LineChart& chart, const PlotScale& scale) {
   if (chart.target_y && std::isfinite(*chart.target_y)) {
     const double y = scale.y(*chart.target_y);
-    out += "<line class=\"target\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
+    out += R"(<line class="target" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
            "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-    out += "<text class=\"note\" x=\"" + num(kLeft + kPlotWidth - 4) + "\" y=\"" + num(y - 6) +
-           "\" text-anchor=\"end\">" + escape(chart.target_label) + "</text>";
+    out += R"(<text class="note" x=")" + num(kLeft + kPlotWidth - 4) + "\" y=\"" + num(y - 6) +
+           R"(" text-anchor="end">)" + escape(chart.target_label) + "</text>";
   }
   if (chart.marker_x && std::isfinite(*chart.marker_x)) {
     const double x = scale.x(*chart.marker_x);
-    out += "<line class=\"marker\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) +
+    out += R"(<line class="marker" x1=")" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) +
            "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-    out += "<text class=\"note\" x=\"" + num(x - 4) + "\" y=\"" + num(kTop - 8) +
-           "\" text-anchor=\"end\">" + escape(chart.marker_label) + "</text>";
+    out += R"(<text class="note" x=")" + num(x - 4) + "\" y=\"" + num(kTop - 8) +
+           R"(" text-anchor="end">)" + escape(chart.marker_label) + "</text>";
   }
 }
 
@@ -255,7 +255,7 @@ void drawHoverColumns(std::string& out, const LineChart& chart,
       if (drawn[i].size() != first.size()) continue;
       tip += "\n" + chart.series[i].name + ": " + valueLabel(drawn[i][k].y, chart.y_unit);
     }
-    out += "<rect class=\"hover\" x=\"" + num(left) + "\" y=\"" + num(kTop) + "\" width=\"" +
+    out += R"(<rect class="hover" x=")" + num(left) + "\" y=\"" + num(kTop) + "\" width=\"" +
            num(std::max(1.0, right - left)) + "\" height=\"" + num(kPlotHeight) + "\"><title>" +
            escape(tip) + "</title></rect>";
   }
@@ -296,11 +296,11 @@ std::string renderLineChart(const LineChart& chart) {
   openSvg(out, chart.id, chart.title, total);
   yGrid(out, y_ticks, scale.y_top, chart.y_unit);
   for (const double t : x_ticks) {
-    out += "<text class=\"tick\" x=\"" + num(scale.x(t)) + "\" y=\"" +
-           num(kTop + kPlotHeight + 18) + "\" text-anchor=\"middle\">" +
+    out += R"(<text class="tick" x=")" + num(scale.x(t)) + "\" y=\"" +
+           num(kTop + kPlotHeight + 18) + R"(" text-anchor="middle">)" +
            escape(tickLabel(t, chart.x_unit)) + "</text>";
   }
-  out += "<line class=\"axis\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
+  out += R"(<line class="axis" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
          "\" y1=\"" + num(kTop + kPlotHeight) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
   axisLabels(out, chart.x_label, chart.y_label);
   if (total == 0) emptyPlot(out, "no data");
@@ -354,13 +354,13 @@ std::string renderHistogram(const Histogram& h) {
     for (const double m : {1.0, 2.0, 5.0}) {
       const double x = m * std::pow(10, decade);
       if (std::log10(x) > log_hi + 1e-9) break;
-      out += "<text class=\"tick\" x=\"" + num(sx(x)) + "\" y=\"" + num(kTop + kPlotHeight + 18) +
-             "\" text-anchor=\"middle\">" + escape(tickLabel(x, Unit::kMilliseconds)) + "</text>";
-      out += "<line class=\"grid\" x1=\"" + num(sx(x)) + "\" x2=\"" + num(sx(x)) + "\" y1=\"" +
+      out += R"(<text class="tick" x=")" + num(sx(x)) + "\" y=\"" + num(kTop + kPlotHeight + 18) +
+             R"(" text-anchor="middle">)" + escape(tickLabel(x, Unit::kMilliseconds)) + "</text>";
+      out += R"(<line class="grid" x1=")" + num(sx(x)) + "\" x2=\"" + num(sx(x)) + "\" y1=\"" +
              num(kTop) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
     }
   }
-  out += "<line class=\"axis\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
+  out += R"(<line class="axis" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
          "\" y1=\"" + num(kTop + kPlotHeight) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
   axisLabels(out, h.x_label, h.y_label);
   if (bins.empty()) emptyPlot(out, "no data");
@@ -368,7 +368,7 @@ std::string renderHistogram(const Histogram& h) {
     const double x = sx(b.low) + 0.5;
     const double w = std::max(1.0, sx(b.high) - sx(b.low) - 1);
     const double y = sy(static_cast<double>(b.count));
-    out += "<rect class=\"bar\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
+    out += R"(<rect class="bar" x=")" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
            "\" height=\"" + num(kTop + kPlotHeight - y) + "\"><title>" +
            escape(valueLabel(b.low, Unit::kMilliseconds) + " to " +
                   valueLabel(b.high, Unit::kMilliseconds) + ": " +
@@ -380,9 +380,9 @@ std::string renderHistogram(const Histogram& h) {
     if (!(m.x > 0) || !std::isfinite(m.x)) continue;
     const double x = sx(m.x);
     const double label_y = kTop + 12 + 14 * static_cast<double>(i % 3);
-    out += "<line class=\"mark\" stroke=\"" + escape(m.color) + "\" x1=\"" + num(x) + "\" x2=\"" +
+    out += R"(<line class="mark" stroke=")" + escape(m.color) + "\" x1=\"" + num(x) + "\" x2=\"" +
            num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-    out += "<text class=\"mark-label\" fill=\"" + escape(m.color) + "\" x=\"" + num(x + 4) +
+    out += R"(<text class="mark-label" fill=")" + escape(m.color) + "\" x=\"" + num(x + 4) +
            "\" y=\"" + num(label_y) + "\">" + escape(m.label) + "<title>" +
            escape(m.label + " " + valueLabel(m.x, Unit::kMilliseconds)) + "</title></text>";
   }

@@ -1,8 +1,7 @@
 #include "service/kafka/wall_clock.h"
 
-#include <time.h>
-
 #include <chrono>
+#include <ctime>
 
 namespace fraud::kafka {
 
