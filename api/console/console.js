@@ -269,7 +269,7 @@ async function refreshPartitions() {
       }
       body.appendChild(row([p.partition, r.body.instance_id, phase, p.offset_lag,
         p.event_time_lag_seconds === null ? null : p.event_time_lag_seconds.toFixed(1) + " s",
-        iso(p.stream_time), p.cards,
+        p.stream_time === null ? null : iso(p.stream_time).slice(11, 23), p.cards,
         q ? [q.p50_ms, q.p99_ms, q.p999_ms, q.max_ms].map(dur).join(" / ") : null, lateCell,
         late && late.advice.grace_p99_ms !== null
           ? dur(late.advice.grace_p99_ms) + " / " + dur(late.advice.grace_p999_ms) : null]));
