@@ -1,9 +1,14 @@
 #include "service/lateness_tracker.h"
 
 #include <gtest/gtest.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "service/lateness_board.h"
 #include "service/lateness_histogram.h"
@@ -157,6 +162,69 @@ TEST(LatenessBoard, MergesPartitionsAndReportsEachApart) {
   const auto merged = board.merged(kNow);
   EXPECT_EQ(merged.records, 2u);
   EXPECT_EQ(merged.vs_stream_time->max_ms, 6'000);
+}
+
+// Records `late_ms` behind stream time, every second from `from_ms` to `to_ms` of wall clock.
+void feed(LatenessBoard& board, int64_t from_ms, int64_t to_ms, int64_t late_ms) {
+  for (int64_t now = from_ms; now < to_ms; now += 1'000) {
+    board.observe(0, 1'000'000, 1'000'000 - late_ms, std::nullopt, late_ms > 120'000, now);
+  }
+}
+
+TEST(LatenessBoard, WarnsOnceWhenP999StaysAboveTheGraceThenKeepsQuiet) {
+  std::ostringstream text;
+  auto logger = std::make_shared<spdlog::logger>(
+      "lateness-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text));
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  LatenessOptions options;
+  options.interval_ms = 5 * kMinute;
+  options.grace_ms = 120'000;
+  LatenessBoard board(options);
+  const auto warnings = [&] {
+    const std::string s = text.str();
+    size_t n = 0;
+    for (size_t at = s.find("exceeded the grace"); at != std::string::npos;
+         at = s.find("exceeded the grace", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  feed(board, kNow, kNow + 4 * kMinute, 200'000);  // above the grace, but not for 5 min yet
+  EXPECT_EQ(warnings(), 0u);
+  feed(board, kNow + 4 * kMinute, kNow + 6 * kMinute, 200'000);
+  EXPECT_EQ(warnings(), 1u) << text.str();
+  EXPECT_NE(text.str().find("partition 0"), std::string::npos);
+  feed(board, kNow + 6 * kMinute, kNow + 20 * kMinute, 200'000);  // within 15 min of it
+  EXPECT_EQ(warnings(), 1u);
+  feed(board, kNow + 20 * kMinute, kNow + 22 * kMinute, 200'000);
+  EXPECT_EQ(warnings(), 2u);
+  spdlog::set_default_logger(previous);
+}
+
+TEST(LatenessBoard, PublishesBoundedGaugesPerPartition) {
+  prometheus::Registry registry;
+  LatenessBoard board(LatenessOptions{});
+  board.publishTo(registry);
+  board.observe(2, 10'000, 7'000, 9'000, false, kNow);
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, registry.Collect());
+  const std::string text = out.str();
+  EXPECT_NE(
+      text.find(
+          R"(fraud_partition_lateness_seconds{against="stream_time",partition="2",quantile="1"} 3)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          R"(fraud_partition_lateness_seconds{against="record_timestamp",partition="2",quantile="1"} 2)"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(fraud_partition_advised_grace_seconds{kept="0.99",partition="2"} 3)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(R"(fraud_partition_late_dropped_ratio{partition="2"} 0)"), std::string::npos)
+      << text;
 }
 
 }  // namespace
