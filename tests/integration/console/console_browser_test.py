@@ -8,7 +8,8 @@ DevTools protocol (tests/integration/console/cdp.py) and checks that
 
 - /ui/ answers with a strict Content-Security-Policy, and the page shows nothing but the token
   form without a token (and asks nothing of /v1/*);
-- with the token, a defrauded card of the loadgen's truth file, looked up by card_ref, shows a
+- with the token, a defrauded card of the loadgen's truth file, looked up by its number (found in
+  a repeat of the same run written to a file), shows its card_ref (never the number) and a
   timeline with every country of its scenario;
 - the partitions table lists every partition held, with lateness figures; the recent alerts
   list links to cards;
@@ -137,9 +138,23 @@ def main():
             f.write(secrets.token_hex(32))
         service, brokers, topics, port, log = start_service(args, work, token, key)
         truth = os.path.join(work, "truth.jsonl")
-        run([args.loadgen, "--brokers", brokers, "--topic", topics["input"], "--rate", "1000",
-             "--duration", "5", "--seed", "11", "--cards", "3000", "--fraud-rate", "10",
-             "--truth", truth, "--card-hash-key-file", key, "--no-progress"])
+        # The same run twice (same seed and model clock): to the broker, and to a file, where
+        # the test finds a defrauded card's number to type into the page.
+        traffic = ["--rate", "1000", "--count", "5000", "--seed", "11", "--cards", "3000",
+                   "--fraud-rate", "10", "--start-time", str(int(time.time() * 1000)),
+                   "--card-hash-key-file", key, "--no-progress"]
+        run([args.loadgen, "--brokers", brokers, "--topic", topics["input"], "--truth", truth] +
+            traffic)
+        records = os.path.join(work, "records.jsonl")
+        run([args.loadgen, "--output-single", records, "--partitions", str(PARTITIONS)] +
+            traffic)
+        card_of_tx = {}
+        for line in read(records).splitlines():
+            try:
+                r = json.loads(line)
+                card_of_tx[r["tx_id"]] = r["card"]
+            except (ValueError, KeyError, TypeError):
+                pass  # the model's malformed records
         scenarios = [json.loads(line) for line in read(truth).splitlines() if line.strip()]
         if not scenarios:
             fail("the load generator injected no fraud")
@@ -153,6 +168,9 @@ def main():
                         return s
             return None
         scenario = wait_for("a defrauded card in state", held, 90, service)
+        scenario["card"] = card_of_tx.get(scenario["tx_ids"][0])
+        if not scenario["card"]:
+            fail("the file run did not repeat the broker run (no card for the scenario's tx_id)")
         wait_for("recent alerts", lambda: json.loads(
             http(port, "/v1/alerts/recent", token)[2] or b"{}").get("alerts"), 60, service)
         check_headers(port)
@@ -218,7 +236,15 @@ def check_page(browser, port, token, scenario, screenshots):
     browser.wait_for("the console after the token", "!document.getElementById('nav').hidden")
 
     ref = scenario["card_ref"]
-    browser.evaluate(f"location.hash = '#card/{ref}'; true")
+    # By number (a POST body), then it stays on the card by its card_ref.
+    browser.evaluate("document.getElementById('card-number').value = "
+                     f"{json.dumps(scenario['card'])}; "
+                     "document.getElementById('card-form').requestSubmit(); true")
+    browser.wait_for("the card looked up by number", "document.getElementById('card-facts')"
+                     f".textContent.includes('{ref}') && location.hash === '#card/{ref}'")
+    if scenario["card"] in browser.evaluate("document.body.textContent + location.href"):
+        fail("the card number is still on the page or in its URL")
+    print("ok: looked up by number; the page shows its card_ref only")
     drawn = browser.wait_for("the card's timeline", "(() => { const s = "
                              "document.getElementById('timeline'); const c = "
                              "s.getAttribute('data-countries'); return c && "
