@@ -147,7 +147,10 @@ DecodeResult RecordDecoder::decode(std::string_view record) {
   // The DOM parser validates the whole text (UTF-8, grammar, escapes, trailing bytes), not only
   // the fields read below. It copies the record into its own padded buffer.
   simdjson::dom::element root;
-  if (parser_->json.parse(record.data(), record.size(), true).get(root) != simdjson::SUCCESS) {
+  // An empty record is no JSON value; it may also carry a null data pointer, which simdjson
+  // would copy from (undefined behaviour), so it never reaches the parser.
+  if (record.empty() ||
+      parser_->json.parse(record.data(), record.size(), true).get(root) != simdjson::SUCCESS) {
     result.rejected = RejectReason::kInvalidJson;
     return result;
   }

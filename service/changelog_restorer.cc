@@ -16,6 +16,8 @@ constexpr int kWatermarkTimeoutMs = 10'000;
 // Messages taken from the consumer at once; the call returns early only when its wait ends.
 constexpr size_t kConsumeBatch = 8'192;
 constexpr int kConsumeWaitMs = 20;
+// A restore still held by an open transaction this long says so in the log.
+constexpr auto kOpenTransactionNotice = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -41,6 +43,14 @@ std::optional<std::string> ChangelogRestorer::start() {
   if (!conf) return "restore consumer configuration: " + error;
   consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
   if (!consumer_) return "restore consumer: " + error;
+  // The end of a restore is the changelog's high watermark, which only a read_uncommitted
+  // client is told (a read_committed one gets the last stable offset).
+  kafka::KafkaProperties uncommitted = kafka_;
+  uncommitted["isolation.level"] = "read_uncommitted";
+  auto end_conf = kafka::makeKafkaConf(uncommitted, error);
+  if (!end_conf) return "restore end-offset client configuration: " + error;
+  end_offsets_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(end_conf), error);
+  if (!end_offsets_) return "restore end-offset client: " + error;
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "fd-restorer");
     loop();
@@ -57,6 +67,7 @@ void ChangelogRestorer::stop() {
   if (thread_.joinable()) thread_.join();
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
   consumer_.reset();
+  end_offsets_.reset();
 }
 
 void ChangelogRestorer::enqueue(
@@ -102,12 +113,13 @@ struct ChangelogRestorer::Job {
   std::optional<state::PartitionCheckpoint> local;   // the checkpoint on disk before the restore
   std::optional<state::PartitionCheckpoint> latest;  // the last checkpoint record read
   int64_t start = 0;
-  int64_t end = 0;   // the changelog's end offset when the restore began
+  int64_t end = 0;   // the changelog's high watermark when the restore began
   int64_t next = 0;  // the next changelog offset to apply
   uint64_t records = 0;
   uint64_t malformed = 0;
   std::unique_ptr<state::PartitionRestore> writer;  // from the offsets on; made by finish() else
   bool done = false;
+  bool waiting_noticed = false;  // logged that an open transaction holds it
 };
 
 void ChangelogRestorer::loop() {
@@ -195,8 +207,12 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     rd_kafka_topic_partition_list_add(latest.get(), topic_.c_str(), p)->offset =
         RD_KAFKA_OFFSET_END;
   }
-  for (auto* list : {earliest.get(), latest.get()}) {
-    if (const auto err = rd_kafka_offsets_for_times(consumer_.get(), list, kWatermarkTimeoutMs)) {
+  // The end is the high watermark, not the last stable offset: a transaction a departed owner
+  // left open ends soon (fenced, or timed out), and the committed changes after it, perhaps a
+  // later owner's, belong to the state. The restore reads read_committed and waits for it.
+  for (auto [client, list] :
+       {std::pair{consumer_.get(), earliest.get()}, std::pair{end_offsets_.get(), latest.get()}}) {
+    if (const auto err = rd_kafka_offsets_for_times(client, list, kWatermarkTimeoutMs)) {
       for (auto& [p, job] : jobs) {
         finish(job, std::string("changelog offsets: ") + rd_kafka_err2str(err));
       }
@@ -212,7 +228,9 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     job.start = job.local ? job.local->changelog_next_offset : low;
     if (job.local && (job.start > job.end || job.start < low)) {
       // The changelog no longer matches this disk (topic recreated, or our offset compacted
-      // away): forget the local state and take everything from the changelog.
+      // away): forget the local state and take everything from the changelog. (A checkpoint
+      // past the last stable offset but within the high watermark is no mismatch: the restore
+      // waits for the open transaction instead.)
       spdlog::warn(
           "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
           "rebuilding from the changelog",
@@ -281,10 +299,20 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
 
 bool ChangelogRestorer::apply(Job& job, const rd_kafka_message_t* message) {
   if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-    // The end of the committed data. A transaction left open by a dead owner holds the
-    // stable offset back until the broker aborts it: wait for the end seen at the start.
+    // The end of the committed data. A transaction left open by a departed owner holds the
+    // stable offset back until it is fenced or times out: wait for the end seen at the start.
     job.next = std::max(job.next, message->offset);
-    if (message->offset < job.end) return false;
+    if (message->offset < job.end) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - job.started > kOpenTransactionNotice && !job.waiting_noticed) {
+        job.waiting_noticed = true;
+        spdlog::warn(
+            "partition {}: the changelog is stable up to offset {} of {}; waiting for an open "
+            "transaction (a departed owner's) to be aborted",
+            job.partition, message->offset, job.end);
+      }
+      return false;
+    }
     finish(job, std::nullopt);
     return true;
   }

@@ -22,7 +22,11 @@
 namespace fraud::service {
 
 // Brings partitions' local state up to what the changelog topic holds (read_committed), from
-// each local checkpoint onward, on its own thread and its own consumer. Partitions queued
+// each local checkpoint onward, on its own thread and its own consumer. A restore ends at the
+// changelog's high watermark as it was when the restore began, not at its last stable offset: a
+// transaction left open (by a departed owner, killed mid-commit) is waited for until it is
+// aborted (TransactionFencer, or the broker's transaction timeout), and the changes committed
+// after it are restored too. Partitions queued
 // together are read together (one assignment), and each is reported as soon as it is done.
 // The changelog partition of an input partition has the same number. A partition whose
 // changelog holds nothing past the local checkpoint is done after one offsets request.
@@ -61,6 +65,7 @@ class ChangelogRestorer final : public RestoreQueue {
   std::string topic_;
   state::StateDb& db_;
   kafka::KafkaHandle consumer_;
+  kafka::KafkaHandle end_offsets_;  // read_uncommitted: asks for high watermarks
   std::thread thread_;
 
   mutable std::mutex mu_;

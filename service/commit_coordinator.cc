@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace fraud::service {
 
@@ -28,8 +30,15 @@ void CommitCoordinator::begin() {
   for (const auto& [p, task] : tasks_.tasks()) {
     const auto checkpoint = task->prepareCommit(output_, options_.changelog_topic);
     if (!checkpoint) continue;
-    rd_kafka_topic_partition_list_add(offsets.get(), options_.input_topic.c_str(), p)->offset =
-        checkpoint->next_offset;
+    auto* offset =
+        rd_kafka_topic_partition_list_add(offsets.get(), options_.input_topic.c_str(), p);
+    offset->offset = checkpoint->next_offset;
+    if (!options_.owner.empty()) {
+      // librdkafka frees the metadata with the list.
+      offset->metadata = malloc(options_.owner.size());
+      std::memcpy(offset->metadata, options_.owner.data(), options_.owner.size());
+      offset->metadata_size = options_.owner.size();
+    }
     committing_.emplace_back(p, *checkpoint);
   }
   output_.startCommit(std::move(offsets), group_());
@@ -50,11 +59,15 @@ CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Resu
     return Outcome::kAborted;
   }
   auto offsets = kafka::makePartitionList();
+  const auto& checkpoint_records = output_.committedCheckpointOffsets();
   for (const auto& [p, checkpoint] : committing_) {
     // A task revoked or rebuilt since the commit began has nothing more to learn from it.
     PartitionTask* task = tasks_.task(p);
     if (task == nullptr || !task->active()) continue;
-    task->markCommitted(checkpoint);
+    const auto record = checkpoint_records.find(p);
+    task->markCommitted(checkpoint, record == checkpoint_records.end()
+                                        ? std::nullopt
+                                        : std::optional<int64_t>(record->second));
     rd_kafka_topic_partition_list_add(offsets.get(), options_.input_topic.c_str(), p)->offset =
         checkpoint.next_offset;
   }

@@ -33,6 +33,9 @@ class CommitCoordinator {
   struct Options {
     std::string input_topic;
     std::string changelog_topic;
+    // Written as the metadata of every committed input offset: the instance id, so that a later
+    // owner knows whose transaction may still be open (TransactionFencer).
+    std::string owner;
     std::chrono::milliseconds commit_interval{50};
     std::chrono::milliseconds checkpoint_interval{1'000};  // 0: persist after every commit
     uint64_t cache_pressure_bytes = 0;    // persist early past this many cached bytes

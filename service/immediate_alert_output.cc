@@ -59,33 +59,48 @@ ImmediateAlertOutput::~ImmediateAlertOutput() {
 void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,
                                       void* opaque) {
   auto* self = static_cast<ImmediateAlertOutput*>(opaque);
+  const auto seq = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(message->_private));
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     spdlog::warn("alert delivery to {} failed: {}; its transaction aborts and it is sent again",
                  rd_kafka_topic_name(message->rkt), rd_kafka_err2str(message->err));
     ++self->failures_;
     ++self->failures_unchecked_;
     if (self->metrics_.failures != nullptr) self->metrics_.failures->Increment();
-    return;
   }
-  if (self->metrics_.delivery != nullptr) {
-    const auto sent = reinterpret_cast<intptr_t>(message->_private);
-    self->metrics_.delivery->Observe(static_cast<double>(steadyNanos() - sent) / 1e9);
+  int64_t sent_at = 0;
+  {
+    std::lock_guard lock(self->mu_);
+    const auto it = self->outstanding_.find(seq);
+    if (it != self->outstanding_.end()) {
+      sent_at = it->second;
+      self->outstanding_.erase(it);
+    }
+  }
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR && self->metrics_.delivery != nullptr &&
+      sent_at != 0) {
+    self->metrics_.delivery->Observe(static_cast<double>(steadyNanos() - sent_at) / 1e9);
   }
 }
 
 void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
                                 std::string_view key, std::optional<std::string_view> value,
-                                std::initializer_list<Header> headers,
-                                int64_t* /*delivered_offset*/) {
+                                std::initializer_list<Header> headers) {
   rd_kafka_headers_t* kafka_headers =
       headers.size() == 0 ? nullptr : rd_kafka_headers_new(headers.size());
   for (const auto& h : headers) {
     rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
                         h.value.data(), static_cast<ssize_t>(h.value.size()));
   }
-  void* sent_at = reinterpret_cast<void*>(static_cast<intptr_t>(steadyNanos()));
+  uint64_t seq = 0;
+  {
+    std::lock_guard lock(mu_);
+    seq = ++last_seq_;
+    outstanding_.emplace(seq, steadyNanos());
+  }
+  // The report carries the alert's number, never a pointer: it may be served on any thread.
+  void* tag = reinterpret_cast<void*>(static_cast<uintptr_t>(seq));
   const auto err = kafka::produceWaiting(
-      producer_.get(), {topic.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, sent_at},
+      producer_.get(), {topic.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, tag},
       kQueueFullPatience);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic,
@@ -93,25 +108,44 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
   ++failures_;
   ++failures_unchecked_;
   if (metrics_.failures != nullptr) metrics_.failures->Increment();
+  {
+    std::lock_guard lock(mu_);
+    outstanding_.erase(seq);  // no report will come for it
+  }
 }
 
 void ImmediateAlertOutput::poll() { rd_kafka_poll(producer_.get(), 0); }
 
-bool ImmediateAlertOutput::flushForCommit(int timeout_ms) {
-  // rd_kafka_flush() returns once every message produced before it has had its delivery report
-  // run (here or on the ingest thread), so a failure among them is counted by now.
-  const auto flushed = rd_kafka_flush(producer_.get(), timeout_ms);
+CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  uint64_t target = 0;
+  {
+    std::lock_guard lock(mu_);
+    target = last_seq_;
+  }
   char reason[256];
-  if (const auto fatal = rd_kafka_fatal_error(producer_.get(), reason, sizeof(reason))) {
-    spdlog::critical("alert producer failed for good: {}", reason);
-    return false;
+  // Until no alert numbered up to `target` is outstanding. Reports are served here too (the
+  // ingest thread serves them between batches).
+  while (true) {
+    if (rd_kafka_fatal_error(producer_.get(), reason, sizeof(reason)) != 0) {
+      spdlog::critical("alert producer failed for good: {}; stopping", reason);
+      return CommitReadiness::kFatal;
+    }
+    {
+      std::unique_lock lock(mu_);
+      const auto drained = [&] {
+        return outstanding_.empty() || outstanding_.begin()->first > target;
+      };
+      if (drained()) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        spdlog::warn("alerts not acknowledged within {} ms; the transaction aborts", timeout_ms);
+        failures_unchecked_.store(0);
+        return CommitReadiness::kRetry;
+      }
+    }
+    rd_kafka_poll(producer_.get(), 5);
   }
-  const bool none_failed = failures_unchecked_.exchange(0) == 0;
-  if (flushed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    spdlog::warn("alerts not acknowledged within {} ms; the transaction aborts", timeout_ms);
-    return false;
-  }
-  return none_failed;
+  return failures_unchecked_.exchange(0) == 0 ? CommitReadiness::kReady : CommitReadiness::kRetry;
 }
 
 bool ImmediateAlertOutput::flush(int timeout_ms) {

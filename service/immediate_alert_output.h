@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,17 +47,17 @@ class ImmediateAlertOutput final : public RecordCollector {
   ImmediateAlertOutput(const ImmediateAlertOutput&) = delete;
   ImmediateAlertOutput& operator=(const ImmediateAlertOutput&) = delete;
 
-  // Produces one alert now (`partition` and `delivered_offset` are ignored: alerts are
-  // partitioned by key). A record librdkafka refuses outright counts as a failed delivery.
+  // Produces one alert now (`partition` is ignored: alerts are partitioned by key). A record
+  // librdkafka refuses outright counts as a failed delivery.
   void send(const std::string& topic, int32_t partition, std::string_view key,
-            std::optional<std::string_view> value, std::initializer_list<Header> headers,
-            int64_t* delivered_offset = nullptr) override;
+            std::optional<std::string_view> value, std::initializer_list<Header> headers) override;
   // Serves delivery reports without waiting.
   void poll();
-  // Waits until every alert sent so far is acknowledged. False when one was not (since the
-  // last call), when they did not all arrive within `timeout_ms`, or when the producer failed
-  // for good.
-  [[nodiscard]] bool flushForCommit(int timeout_ms);
+  // Waits until every alert sent before this call is acknowledged (alerts sent meanwhile are
+  // not waited for: at a steady alert rate the wait still ends). kRetry when one was not
+  // acknowledged (since the last call) or they did not all arrive within `timeout_ms`; kFatal
+  // when the producer failed for good (nothing it sends will ever be acknowledged).
+  [[nodiscard]] CommitReadiness flushForCommit(int timeout_ms);
   // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
   [[nodiscard]] bool flush(int timeout_ms);
 
@@ -66,10 +68,17 @@ class ImmediateAlertOutput final : public RecordCollector {
   explicit ImmediateAlertOutput(Metrics metrics) : metrics_(metrics) {}
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
 
+  // The alert's delivery report came (acknowledged or not): it is no longer outstanding.
+  void settle(uint64_t seq);
+
   Metrics metrics_;
   kafka::KafkaHandle producer_;
   std::atomic<uint64_t> failures_{0};            // ever
   std::atomic<uint64_t> failures_unchecked_{0};  // since the last flushForCommit()
+
+  std::mutex mu_;
+  uint64_t last_seq_ = 0;                    // of the last alert sent (ingest thread)
+  std::map<uint64_t, int64_t> outstanding_;  // alerts without a report: seq -> sent at (ns)
 };
 
 }  // namespace fraud::service

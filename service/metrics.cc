@@ -325,6 +325,11 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                                         "acknowledge (their transaction aborts; sent again)")
                                   .Register(registry)
                                   .Add({})),
+      fenced_owners(BuildCounter()
+                        .Name("fraud_fenced_owners_total")
+                        .Help("Transactional ids of departed partition owners fenced on a "
+                              "partition's arrival (their open transaction aborted at once)")
+                        .Register(registry)),
       assigned_partitions(BuildGauge()
                               .Name("fraud_assigned_partitions")
                               .Help("Input partitions assigned to this instance")

@@ -151,6 +151,9 @@ class ServiceMetrics {
   // Alerts whose immediate delivery failed (their transaction then aborts and they are sent
   // again).
   prometheus::Counter& alert_delivery_failures;
+  // fraud_fenced_owners_total{result}: departed owners' transactional ids fenced (their open
+  // transaction aborted at once) on a partition's arrival; result ok or failed.
+  prometheus::Family<prometheus::Counter>& fenced_owners;
   prometheus::Gauge& assigned_partitions;
   // fraud_detector_build_info{version, revision} 1: the build, for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;

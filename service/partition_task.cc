@@ -19,13 +19,21 @@ PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint
 
 PartitionTask::~PartitionTask() = default;
 
-void PartitionTask::activate(std::unique_ptr<state::RocksDbCardStore> store,
+bool PartitionTask::activate(std::unique_ptr<state::RocksDbCardStore> store,
                              const state::PartitionCheckpoint& checkpoint,
                              uint64_t restored_records) {
+  // The detector's start-up scan reads every card of the partition (from disk when the cache
+  // does not hold them all): the first place an unreadable card shows.
+  std::unique_ptr<detectors::PartitionDetector> detector;
+  try {
+    detector = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store,
+                                                              checkpoint.stream_time);
+  } catch (const detectors::CardStoreError&) {
+    return false;
+  }
   std::lock_guard lock(mu_);
   store_ = std::move(store);
-  detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
-                                                             checkpoint.stream_time);
+  detector_ = std::move(detector);
   committed_ = checkpoint;
   persisted_ = checkpoint;
   next_offset_ = checkpoint.next_offset;
@@ -33,6 +41,7 @@ void PartitionTask::activate(std::unique_ptr<state::RocksDbCardStore> store,
   restored_records_.store(restored_records);
   restore_progress_.store(1);
   active_.store(true);
+  return true;
 }
 
 void PartitionTask::restart(uint64_t restore_ticket) {
@@ -94,7 +103,7 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
       }
     }
     return Processed::kDone;
-  } catch (const std::exception&) {
+  } catch (const detectors::CardStoreError&) {
     // The card store could not read the local state (RocksDB error, unreadable value): what
     // this record did is unknown, so nothing since the last commit may commit.
     return Processed::kStoreFailed;
@@ -143,35 +152,37 @@ std::optional<state::PartitionCheckpoint> PartitionTask::prepareCommit(
                 {});
   }
   const state::PartitionCheckpoint checkpoint{next_offset_, detector_->streamTime(), 0};
-  checkpoint_record_offset_ = -1;
-  output.send(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode(), {},
-              &checkpoint_record_offset_);
+  output.sendCheckpoint(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode());
   dirty_ = false;
   return checkpoint;
 }
 
-void PartitionTask::markCommitted(const state::PartitionCheckpoint& checkpoint) {
+void PartitionTask::markCommitted(const state::PartitionCheckpoint& checkpoint,
+                                  std::optional<int64_t> checkpoint_record_offset) {
   std::lock_guard lock(mu_);
   committed_ = checkpoint;
-  // Without a delivery report yet, a restore re-reads a little more of the changelog.
-  committed_.changelog_next_offset = checkpoint_record_offset_ >= 0
-                                         ? checkpoint_record_offset_ + 1
-                                         : persisted_.changelog_next_offset;
+  committed_.changelog_next_offset =
+      checkpoint_record_offset ? *checkpoint_record_offset + 1 : persisted_.changelog_next_offset;
   // The transaction's card changes may go to disk now, with this checkpoint.
   store_->commitSucceeded(committed_);
   persisted_ = committed_;
 }
 
-bool PartitionTask::rewind() {
-  if (!active_.load()) return true;  // a restore is on its way to the committed state anyway
+PartitionTask::Rewound PartitionTask::rewind() {
+  // A restoring task is on its way to the committed state anyway.
+  if (!active_.load()) return Rewound::kDone;
   std::lock_guard lock(mu_);
   dirty_ = false;
   // Waits for the committed batches to reach disk; false when one could not.
-  if (!store_->discardChanges()) return false;
-  detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
-                                                             committed_.stream_time);
+  if (!store_->discardChanges()) return Rewound::kRestore;
+  try {
+    detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
+                                                               committed_.stream_time);
+  } catch (const detectors::CardStoreError&) {
+    return Rewound::kRebuild;
+  }
   next_offset_ = committed_.next_offset;
-  return true;
+  return Rewound::kDone;
 }
 
 std::optional<std::string> PartitionTask::handOffCommitted() {
@@ -220,7 +231,7 @@ api::CardLookup PartitionTask::lookup(const detectors::CardRef& card_ref) const 
     if (state == nullptr) return {api::CardLookupOutcome::kNotFound, std::nullopt};
     return {api::CardLookupOutcome::kFound,
             api::CardSnapshot{card_ref, partition_, detector_->streamTime(), *state}};
-  } catch (const std::exception&) {
+  } catch (const detectors::CardStoreError&) {
     // Unreadable local state: the ingest thread rebuilds the partition when it meets it.
     return {api::CardLookupOutcome::kRestoring, std::nullopt};
   }

@@ -73,8 +73,10 @@ class PartitionTask {
   [[nodiscard]] const state::PartitionCheckpoint& committed() const { return committed_; }
 
   // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state.
-  void activate(std::unique_ptr<state::RocksDbCardStore> store,
-                const state::PartitionCheckpoint& checkpoint, uint64_t restored_records);
+  // False (and still restoring) when the store cannot be read: rebuild the partition.
+  [[nodiscard]] bool activate(std::unique_ptr<state::RocksDbCardStore> store,
+                              const state::PartitionCheckpoint& checkpoint,
+                              uint64_t restored_records);
   // Back to restoring under a new ticket: store and detector are dropped.
   void restart(uint64_t restore_ticket);
 
@@ -88,11 +90,16 @@ class PartitionTask {
   [[nodiscard]] std::optional<state::PartitionCheckpoint> prepareCommit(
       RecordCollector& output, const std::string& changelog_topic);
   // The commit that carried `checkpoint` went through: its card changes may go to disk.
-  void markCommitted(const state::PartitionCheckpoint& checkpoint);
+  // `checkpoint_record_offset`: where the broker put the commit's checkpoint record (a restore
+  // continues after it); without it, a restore re-reads a little more of the changelog.
+  void markCommitted(const state::PartitionCheckpoint& checkpoint,
+                     std::optional<int64_t> checkpoint_record_offset = std::nullopt);
   // State, stream time and position back to the last committed checkpoint (waiting for its
-  // background writes). True when done locally (seek the input to nextOffset()); false when
-  // the disk could not take the committed state: restart() and restore from the changelog.
-  [[nodiscard]] bool rewind();
+  // background writes). kDone: done locally (seek the input to nextOffset()); kRestore: the
+  // disk could not take the committed state (restart() and restore from the changelog);
+  // kRebuild: the local state cannot be read (clear the partition and restore it).
+  enum class Rewound { kDone, kRestore, kRebuild };
+  [[nodiscard]] Rewound rewind();
   // Gives the committed state to the background writer without waiting; the message of an
   // earlier background write that failed, if any.
   [[nodiscard]] std::optional<std::string> handOffCommitted();
@@ -125,7 +132,6 @@ class PartitionTask {
   state::PartitionCheckpoint committed_;  // what the last committed transaction covered
   state::PartitionCheckpoint persisted_;  // the last checkpoint given to the store's disk
   bool dirty_ = false;
-  int64_t checkpoint_record_offset_ = -1;  // set by the checkpoint record's delivery report
 
   std::atomic<int64_t> high_watermark_{-1};
   std::atomic<double> restore_progress_{0};

@@ -15,6 +15,10 @@ namespace fraud::service {
 // RD_KAFKA_PARTITION_UA).
 inline constexpr int32_t kAnyPartition = -1;
 
+// Whether a transaction may commit now, as a commit precondition tells it: kReady; kRetry, abort
+// this transaction and process its records again; kFatal, never again (the process stops).
+enum class CommitReadiness { kReady, kRetry, kFatal };
+
 class RecordCollector {
  public:
   struct Header {
@@ -24,11 +28,18 @@ class RecordCollector {
 
   virtual ~RecordCollector() = default;
 
-  // Queues one record. `delivered_offset`, when given, receives the record's offset once the
-  // broker acknowledges it; it must stay valid until the transaction ends.
+  // Queues one record.
   virtual void send(const std::string& topic, int32_t partition, std::string_view key,
-                    std::optional<std::string_view> value, std::initializer_list<Header> headers,
-                    int64_t* delivered_offset = nullptr) = 0;
+                    std::optional<std::string_view> value,
+                    std::initializer_list<Header> headers) = 0;
+  // Queues a partition's checkpoint record (the last record a commit writes to that changelog
+  // partition). A transactional collector reports the offset the broker gave it with the
+  // commit's result (TransactionalOutput::committedCheckpointOffsets()); the record's offset is
+  // never written into memory the caller owns.
+  virtual void sendCheckpoint(const std::string& topic, int32_t partition, std::string_view key,
+                              std::string_view value) {
+    send(topic, partition, key, value, {});
+  }
 };
 
 }  // namespace fraud::service

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <charconv>
+#include <cstdlib>
 
 #include "service/dead_letter.h"
 #include "state/card_state_codec.h"
@@ -62,12 +63,14 @@ std::optional<std::string> StreamProcessor::start() {
   common.try_emplace("client.id", config_.instance_id);
 
   kafka::KafkaProperties producer_props = common;
-  producer_props["transactional.id"] = config_.group_id + "-" + config_.instance_id;
+  producer_props["transactional.id"] = transactionalIdOf(config_.group_id, config_.instance_id);
   producer_props["enable.idempotence"] = "true";
   producer_props["acks"] = "all";
   producer_props.try_emplace("linger.ms", "5");
   producer_props.try_emplace("compression.type", "lz4");
-  producer_props.try_emplace("transaction.timeout.ms", "60000");
+  // A transaction a dead owner left open is aborted by its successor (TransactionFencer); this
+  // timeout is the second line, for an owner nobody could name (Kafka Streams' value).
+  producer_props.try_emplace("transaction.timeout.ms", "10000");
   producer_props.try_emplace("queue.buffering.max.messages", "1000000");
   // librdkafka's default (1 GiB) would let the producer queue alone outgrow the pod.
   producer_props.try_emplace("queue.buffering.max.kbytes", "262144");
@@ -86,6 +89,7 @@ std::optional<std::string> StreamProcessor::start() {
   if (!admin_client_) return "admin client: " + error;
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
   if (auto e = admin_->checkTopics()) return e;
+  if (auto e = startFencer(producer_props, common.at("client.id"))) return e;
   if (auto e = checkRecordLimits(
           propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes))) {
     return e;
@@ -99,6 +103,9 @@ std::optional<std::string> StreamProcessor::start() {
     (void)kafka::describeTopic(producer_.get(), *topic, 5000);
   }
   output_ = std::make_unique<TransactionalOutput>(producer_.get());
+  if (const char* hold = std::getenv("FRAUD_TEST_HOLD_COMMIT_FILE"); hold != nullptr && *hold) {
+    output_->holdCommitsForTesting(hold);
+  }
   prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
   if (config_.alert_delivery == "immediate") {
@@ -157,6 +164,7 @@ std::optional<std::string> StreamProcessor::start() {
   CommitCoordinator::Options commit;
   commit.input_topic = config_.input_topic;
   commit.changelog_topic = config_.changelog_topic;
+  commit.owner = config_.instance_id;
   commit.commit_interval = std::chrono::milliseconds(config_.commit_interval_ms);
   // The mock cluster keeps aborted records: embedded mode persists after every commit.
   commit.checkpoint_interval =
@@ -178,11 +186,44 @@ std::optional<std::string> StreamProcessor::start() {
       config_,
       StreamThread::Clients{consumer_.get(), producer_.get(),
                             alerts_ ? alerts_->producer() : nullptr},
-      *tasks_, *commits_, interval_, *restorer_, query_, db_, metrics_);
+      *tasks_, *commits_, interval_, *restorer_, query_, db_, metrics_, fencer_.get());
   query_.attach(*tasks_, *admin_, admin_->inputPartitions());
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.
   if (!config_.embedded_kafka) admin_->startOwnerRefresh(kOwnersRefresh);
+  return std::nullopt;
+}
+
+std::optional<std::string> StreamProcessor::startFencer(
+    const kafka::KafkaProperties& producer_props, const std::string& client_id) {
+  // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2, and
+  // an embedded run has one member anyway.
+  if (config_.embedded_kafka) return std::nullopt;
+  // Members are told apart by group.instance.id, else by client.id: with neither naming the
+  // instance, a live member could not be told from a departed one, and nobody is fenced.
+  const bool client_id_is_instance = client_id == config_.instance_id;
+  if (!config_.static_membership && !client_id_is_instance) {
+    spdlog::warn(
+        "kafka client.id {} is not the instance id and membership is not static: departed owners "
+        "are not fenced (a transaction a dead owner left open ends at transaction.timeout.ms)",
+        client_id);
+    return std::nullopt;
+  }
+  TransactionFencer::Options options;
+  options.group_id = config_.group_id;
+  options.input_topic = config_.input_topic;
+  options.self = config_.instance_id;
+  kafka::KafkaProperties props = producer_props;
+  props.erase("transactional.id");
+  TopicAdmin* admin = admin_.get();
+  std::function<std::optional<std::string>(int32_t)> previous_owner;
+  if (client_id_is_instance) previous_owner = [admin](int32_t p) { return admin->ownerOf(p); };
+  auto* fenced = &metrics_.fenced_owners;
+  fencer_ = std::make_unique<TransactionFencer>(
+      options, admin_client_.get(), std::move(props), std::move(previous_owner),
+      [fenced](const std::string&, bool ok) {
+        fenced->Add({{"result", ok ? "ok" : "failed"}}).Increment();
+      });
   return std::nullopt;
 }
 

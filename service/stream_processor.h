@@ -20,6 +20,7 @@
 #include "service/stream_thread.h"
 #include "service/task_manager.h"
 #include "service/topic_admin.h"
+#include "service/transaction_fencer.h"
 #include "service/transactional_output.h"
 #include "state/state_db.h"
 
@@ -58,6 +59,9 @@ class StreamProcessor final {
   static void onRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
   [[nodiscard]] std::optional<std::string> checkRecordLimits(size_t producer_limit);
+  // The fencer of departed owners' transactions, unless members cannot be told apart.
+  [[nodiscard]] std::optional<std::string> startFencer(const kafka::KafkaProperties& producer_props,
+                                                       const std::string& client_id);
 
   ServiceConfig config_;
   kafka::KafkaProperties kafka_;
@@ -73,6 +77,7 @@ class StreamProcessor final {
   kafka::KafkaHandle admin_client_;
   kafka::KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
+  std::unique_ptr<TransactionFencer> fencer_;     // not with the embedded cluster
   std::unique_ptr<ImmediateAlertOutput> alerts_;  // --alert-delivery immediate only
   std::unique_ptr<TransactionalOutput> output_;   // its committer may flush alerts_
   std::unique_ptr<ChangelogRestorer> restorer_;

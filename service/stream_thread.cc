@@ -33,7 +33,7 @@ std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
 StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                            CommitCoordinator& commits, IntervalMetrics& interval,
                            RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
-                           ServiceMetrics& metrics)
+                           ServiceMetrics& metrics, TransactionFencer* fencer)
     : config_(config),
       clients_(clients),
       tasks_(tasks),
@@ -42,7 +42,8 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
       restorer_(restorer),
       query_(query),
       db_(db),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      fencer_(fencer) {}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
   auto subscription = kafka::makePartitionList(1);
@@ -66,13 +67,16 @@ int StreamThread::run(const std::atomic<bool>& stop) {
       metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
     }
     if (commits_.poll() == CommitCoordinator::Outcome::kFatal) break;
+    releaseHeldInput();
     collect(batch, commits_.pollTimeoutMs(kPollMs));
     if (!batch.empty()) {
       const auto started = Clock::now();
       const uint64_t epoch = tasks_.rewindEpoch();
       size_t processed = 0;
       for (const Polled& polled : batch) {
-        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && handle(polled)) ++processed;
+        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && !input_held_ && handle(polled)) {
+          ++processed;
+        }
         rd_kafka_message_destroy(polled.message);
       }
       batch.clear();
@@ -144,14 +148,25 @@ bool StreamThread::handle(const Polled& polled) {
       break;
   }
   commits_.recordProcessed();
-  if (commits_.mustWait()) {
-    // Output held during the commit passed its bound: input waits for the commit.
-    const auto waiting = Clock::now();
-    (void)commits_.waitForCommit();
-    metrics_.ingest_wait_held_output.Observe(
-        std::chrono::duration<double>(Clock::now() - waiting).count());
+  if (commits_.mustWait() && !input_held_) {
+    // Output held during the commit passed its bound: input waits for the commit. The loop goes
+    // on polling the consumer meanwhile (with every partition paused), so a commit that takes
+    // long (a coordinator outage) never costs the group membership (max.poll.interval.ms).
+    input_held_ = true;
+    held_since_ = Clock::now();
+    tasks_.pauseAll();
   }
   return true;
+}
+
+void StreamThread::releaseHeldInput() {
+  if (!input_held_ || commits_.committing()) return;
+  input_held_ = false;
+  // Records fetched after the one that filled the bound were dropped: read from each task's
+  // position again.
+  tasks_.resumeAll();
+  metrics_.ingest_wait_held_output.Observe(
+      std::chrono::duration<double>(Clock::now() - held_since_).count());
 }
 
 void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {
@@ -185,6 +200,9 @@ void StreamThread::assign(rd_kafka_topic_partition_list_t* partitions) {
   for (const int32_t p : assigned) {
     metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(0);
   }
+  // A previous owner that left the group may have left a transaction open on these partitions:
+  // fence it now, so that the restore below need not wait for the broker to time it out.
+  if (fencer_ != nullptr) fencer_->fenceOwnersOf(assigned);
   // Nothing is consumed until the partition's state is restored (activateRestored()).
   tasks_.assign(assigned);
   query_.setJoined(true);

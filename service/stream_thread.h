@@ -13,6 +13,7 @@
 #include "service/restore_queue.h"
 #include "service/state_query.h"
 #include "service/task_manager.h"
+#include "service/transaction_fencer.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -21,9 +22,17 @@ namespace fraud::service {
 // partition's task, drives the commit schedule and the restore activations, serves rebalances,
 // refreshes the gauges, and stops cleanly.
 //
+// The loop never blocks on a commit in steady state: when the output held during a commit
+// passes its bound, input is paused and the consumer is still polled (membership, rebalances)
+// until the commit is through.
+//
 // A rebalance callback runs inside the consumer poll. When it moves positions back (an abort,
 // a lost partition), records already taken out of librdkafka in the current batch belong to the
 // old positions: the loop drops them (TaskManager::rewindEpoch()).
+//
+// A partition that arrives is restored before it is consumed; its departed previous owner, if
+// any, is fenced at the same time (TransactionFencer), so that a transaction it left open does
+// not hold the restore back.
 //
 // Thread-safety: run() and the rebalance callback on the ingest thread; nothing else.
 class StreamThread {
@@ -35,7 +44,8 @@ class StreamThread {
   };
   StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                CommitCoordinator& commits, IntervalMetrics& interval, RestoreQueue& restorer,
-               StateQuery& query, state::StateDb& db, ServiceMetrics& metrics);
+               StateQuery& query, state::StateDb& db, ServiceMetrics& metrics,
+               TransactionFencer* fencer = nullptr);
 
   // Subscribes and consumes until `stop`, then commits, checkpoints and leaves the group.
   // Returns the exit status: 0 for a clean stop within the deadline, 1 after a fatal error
@@ -57,6 +67,9 @@ class StreamThread {
   // Processes one record; false when it was not processed (an error event, a partition not
   // held or not restored, unreadable state).
   [[nodiscard]] bool handle(const Polled& polled);
+  // The commit that held input back is through: resume every active partition at its task's
+  // position.
+  void releaseHeldInput();
   void assign(rd_kafka_topic_partition_list_t* partitions);
   void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
   void dropPartitionGauges(int32_t partition);
@@ -72,7 +85,10 @@ class StreamThread {
   StateQuery& query_;
   state::StateDb& db_;
   ServiceMetrics& metrics_;
+  TransactionFencer* fencer_;  // may be null (embedded cluster, tests)
   bool cooperative_ = true;
+  bool input_held_ = false;  // every partition paused until the commit in flight is through
+  Clock::time_point held_since_{};
   Clock::time_point last_gauges_{};
 };
 

@@ -109,7 +109,7 @@ bool TaskManager::activate(PartitionTask& t, const RestoreResult& result,
   std::unique_ptr<state::RocksDbCardStore> store;
   try {
     store = db_.cardStore(p);
-  } catch (const std::exception& e) {
+  } catch (const detectors::CardStoreError& e) {
     spdlog::error("partition {}: local state unreadable ({}); rebuilding from the changelog", p,
                   e.what());
     rebuild(p);
@@ -121,7 +121,11 @@ bool TaskManager::activate(PartitionTask& t, const RestoreResult& result,
     restoreUnder({p});
     return false;
   }
-  t.activate(std::move(store), checkpoint, result.records);
+  if (!t.activate(std::move(store), checkpoint, result.records)) {
+    spdlog::error("partition {}: local state unreadable; rebuilding from the changelog", p);
+    rebuild(p);
+    return false;
+  }
   input_.resume(p);
   spdlog::info("partition {} restored ({} changelog records in {:.2f} s); consuming from offset {}",
                p, result.records, result.duration.count(), checkpoint.next_offset);
@@ -131,19 +135,28 @@ bool TaskManager::activate(PartitionTask& t, const RestoreResult& result,
 void TaskManager::rewindAll() {
   ++rewind_epoch_;
   std::vector<int32_t> restores;
+  std::vector<int32_t> rebuilds;
   for (auto& [p, t] : tasks_) {
     if (!t->active()) continue;
-    if (t->rewind()) {
-      if (!input_.seek(p, t->nextOffset())) {
-        spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
-                      t->nextOffset());
+    switch (t->rewind()) {
+      case PartitionTask::Rewound::kDone:
+        if (!input_.seek(p, t->nextOffset())) {
+          spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
+                        t->nextOffset());
+          restores.push_back(p);
+        }
+        break;
+      case PartitionTask::Rewound::kRestore:
         restores.push_back(p);
-      }
-    } else {
-      restores.push_back(p);
+        break;
+      case PartitionTask::Rewound::kRebuild:
+        spdlog::error("partition {}: local state unreadable; rebuilding from the changelog", p);
+        rebuilds.push_back(p);
+        break;
     }
   }
   if (!restores.empty()) restoreUnder(restores);
+  for (const int32_t p : rebuilds) rebuild(p);
 }
 
 void TaskManager::rebuild(int32_t partition) {
@@ -158,6 +171,23 @@ void TaskManager::rebuild(int32_t partition) {
     spdlog::error("partition {}: cannot clear local state: {}", partition, *error);
   }
   restoreUnder({partition});
+}
+
+void TaskManager::pauseAll() { input_.pause(partitions()); }
+
+void TaskManager::resumeAll() {
+  ++rewind_epoch_;
+  std::vector<int32_t> restores;
+  for (auto& [p, t] : tasks_) {
+    if (!t->active()) continue;  // resumed when its restore completes
+    if (!input_.seek(p, t->nextOffset())) {
+      spdlog::error("partition {}: cannot seek to offset {}; restoring it", p, t->nextOffset());
+      restores.push_back(p);
+      continue;
+    }
+    input_.resume(p);
+  }
+  if (!restores.empty()) restoreUnder(restores);
 }
 
 }  // namespace fraud::service

@@ -63,6 +63,11 @@ class TaskManager {
   void rewindAll();
   // The partition's local state cannot be read: drop it and restore it from the changelog.
   void rebuild(int32_t partition);
+  // Input of every partition paused (a commit must go through first), and resumed: each active
+  // task's input then continues at the task's position (records fetched past it were dropped).
+  // resumeAll() bumps rewindEpoch().
+  void pauseAll();
+  void resumeAll();
 
   [[nodiscard]] PartitionTask* task(int32_t partition) const;
   // Ingest thread only.

@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "service/kafka/producer.h"
 
 namespace fraud::service {
@@ -17,8 +20,8 @@ constexpr int kRemainingTransactionTime = -1;
 // good on an unreachable broker.
 constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 // How long a retriable error of send_offsets_to_transaction is retried before the transaction
-// is aborted instead (well inside transaction.timeout.ms, 60 s).
-constexpr auto kRetryPatience = std::chrono::seconds(30);
+// is aborted instead (well inside the default transaction.timeout.ms, 10 s).
+constexpr auto kRetryPatience = std::chrono::seconds(5);
 
 // A commit slower than this is logged with where its time went.
 constexpr auto kSlowCommit = std::chrono::seconds(1);
@@ -45,7 +48,9 @@ void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
       return;
     }
     if (message->_private != nullptr) {
-      *static_cast<int64_t*>(message->_private) = message->offset;
+      auto* ledger = static_cast<CheckpointLedger*>(message->_private);
+      std::lock_guard lock(ledger->mu);
+      ledger->acknowledged[message->partition] = message->offset;
     }
   });
 }
@@ -61,7 +66,7 @@ void TransactionalOutput::timeRecordsOf(const std::string& topic,
   commit_histogram_ = &commit;
 }
 
-void TransactionalOutput::setCommitPrecondition(std::function<bool()> precondition) {
+void TransactionalOutput::setCommitPrecondition(std::function<CommitReadiness()> precondition) {
   std::lock_guard lock(mu_);
   precondition_ = std::move(precondition);
 }
@@ -73,11 +78,25 @@ TransactionalOutput::~TransactionalOutput() {
   }
   wake_.notify_all();
   committer_.join();
+  // Reports of records still queued would point into this object: drop them first.
+  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(producer_, 0);
 }
 
 void TransactionalOutput::send(const std::string& topic, int32_t partition, std::string_view key,
                                std::optional<std::string_view> value,
-                               std::initializer_list<Header> headers, int64_t* delivered_offset) {
+                               std::initializer_list<Header> headers) {
+  enqueue(topic, partition, key, value, headers, /*checkpoint=*/false);
+}
+
+void TransactionalOutput::sendCheckpoint(const std::string& topic, int32_t partition,
+                                         std::string_view key, std::string_view value) {
+  enqueue(topic, partition, key, value, {}, /*checkpoint=*/true);
+}
+
+void TransactionalOutput::enqueue(const std::string& topic, int32_t partition, std::string_view key,
+                                  std::optional<std::string_view> value,
+                                  std::initializer_list<Header> headers, bool checkpoint) {
   if (fatal_) return;
   const bool timed = timed_topic_ != nullptr && topic == *timed_topic_;
   if (committing_) {
@@ -86,7 +105,7 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
     held.topic = topic;
     held.partition = partition;
     held.key = key;
-    held.delivered_offset = delivered_offset;
+    held.checkpoint = checkpoint;
     held_bytes_ += key.size() + (value ? value->size() : 0);
     if (value) held.value = std::string(*value);
     for (const auto& h : headers) {
@@ -97,7 +116,7 @@ void TransactionalOutput::send(const std::string& topic, int32_t partition, std:
   }
   if (!beginIfClosed()) return;
   if (timed) open_times_.push_back(std::chrono::steady_clock::now());
-  produce(topic.c_str(), partition, key, value, makeHeaders(headers), delivered_offset);
+  produce(topic.c_str(), partition, key, value, makeHeaders(headers), checkpoint);
 }
 
 bool TransactionalOutput::beginIfClosed() {
@@ -114,10 +133,11 @@ bool TransactionalOutput::beginIfClosed() {
 
 void TransactionalOutput::produce(const char* topic, int32_t partition, std::string_view key,
                                   std::optional<std::string_view> value,
-                                  rd_kafka_headers_t* headers, int64_t* delivered_offset) {
+                                  rd_kafka_headers_t* headers, bool checkpoint) {
   // A full queue: the broker is slower than we are, or unreachable; wait for deliveries.
+  void* report_to = checkpoint ? &ledger_ : nullptr;
   const auto err =
-      kafka::produceWaiting(producer_, {topic, partition, key, value, headers, delivered_offset},
+      kafka::produceWaiting(producer_, {topic, partition, key, value, headers, report_to},
                             kQueueFullPatience, [this] { blocked_ = true; });
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   if (!lost_record_) spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
@@ -158,11 +178,48 @@ void TransactionalOutput::committerLoop() {
       request = std::move(*request_);
       request_.reset();
     }
-    if (precondition_ && !precondition_()) {
-      publish(Result::kAborted);
-      continue;
+    Result result = Result::kAborted;
+    const CommitReadiness ready = precondition_ ? precondition_() : CommitReadiness::kReady;
+    if (ready == CommitReadiness::kFatal) {
+      result = Result::kFatal;
+    } else if (ready == CommitReadiness::kReady) {
+      result = runCommit(std::move(request));
     }
-    publish(runCommit(std::move(request)));
+    // The abort, too, is retried here rather than on the ingest thread, which goes on polling.
+    if (result == Result::kAborted) result = abortTransaction();
+    publish(result);
+  }
+}
+
+TransactionalOutput::Result TransactionalOutput::abortTransaction() {
+  while (true) {
+    kafka::KafkaError e(rd_kafka_abort_transaction(producer_, kRemainingTransactionTime));
+    if (!e) return Result::kAborted;
+    if (rd_kafka_error_is_fatal(e.get())) {
+      spdlog::critical("abort transaction: {}", errorText(e.get()));
+      return Result::kFatal;
+    }
+    spdlog::warn("abort transaction: {}; retrying", errorText(e.get()));
+  }
+}
+
+void TransactionalOutput::holdCommitsForTesting(std::string path) {
+  std::lock_guard lock(mu_);
+  hold_path_ = std::move(path);
+}
+
+void TransactionalOutput::holdForTesting() {
+  std::string path;
+  {
+    std::lock_guard lock(mu_);
+    path = hold_path_;
+  }
+  if (path.empty() || !std::filesystem::exists(path)) return;
+  spdlog::warn("test hook: commit held after its records, before its offsets, while {} exists",
+               path);
+  std::ofstream(path + ".held") << "held\n";
+  while (std::filesystem::exists(path)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 
@@ -179,6 +236,15 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
   // failover, and the broker may then refuse the abort itself (INVALID_TXN_STATE, fatal).
   const auto started = std::chrono::steady_clock::now();
   const auto give_up_at = started + kRetryPatience;
+  // The records first, then the offsets (KIP-447's order): input offsets pending in an open
+  // transaction then always come with that transaction's changelog records on the broker, so a
+  // later owner's restore, which waits for open transactions, never takes the changelog of an
+  // older commit with the input position of a newer one.
+  if (const auto err = rd_kafka_flush(producer_, kOffsetsTimeoutMs)) {
+    spdlog::warn("flush before the offsets: {}", rd_kafka_err2str(err));
+    return Result::kAborted;
+  }
+  holdForTesting();
   while (request.offsets && request.offsets->cnt > 0) {
     kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
         producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
@@ -235,7 +301,16 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
     held_bytes_ = 0;
     return result;
   }
-  if (result == Result::kAborted) return abort(/*outputs_failed=*/true);
+  if (result == Result::kAborted) {
+    open_ = false;  // the committer aborted it
+    return abort(/*outputs_failed=*/true);
+  }
+  {
+    // Every report of the committed transaction was served before the commit returned, and the
+    // next transaction's records are produced only below.
+    std::lock_guard lock(ledger_.mu);
+    committed_checkpoints_ = std::exchange(ledger_.acknowledged, {});
+  }
   last_commit_duration_ = std::chrono::steady_clock::now() - commit_started_;
   observeCommitted();
   open_ = false;
@@ -253,7 +328,7 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
     }
     produce(held.topic.c_str(), held.partition, held.key,
             held.value ? std::optional<std::string_view>(*held.value) : std::nullopt, kafka_headers,
-            held.delivered_offset);
+            held.checkpoint);
   }
   held_bytes_ = 0;
   return result;
@@ -270,6 +345,10 @@ void TransactionalOutput::observeCommitted() {
 }
 
 TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
+  {
+    std::lock_guard lock(ledger_.mu);
+    ledger_.acknowledged.clear();
+  }
   open_times_.clear();
   committing_times_.clear();
   held_times_.clear();
@@ -281,16 +360,9 @@ TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
   if (fatal_) return Result::kFatal;
   if (!open_) return Result::kAborted;
   open_ = false;
-  while (true) {
-    kafka::KafkaError e(rd_kafka_abort_transaction(producer_, kRemainingTransactionTime));
-    if (!e) return Result::kAborted;
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("abort transaction: {}", errorText(e.get()));
-      fatal_ = true;
-      return Result::kFatal;
-    }
-    spdlog::warn("abort transaction: {}; retrying", errorText(e.get()));
-  }
+  const Result result = abortTransaction();
+  if (result == Result::kFatal) fatal_ = true;
+  return result;
 }
 
 }  // namespace fraud::service

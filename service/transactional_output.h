@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,7 +40,7 @@ class TransactionalOutput final : public RecordCollector {
   using Header = RecordCollector::Header;
   enum class Result { kCommitted, kAborted, kFatal };
 
-  // Installs the delivery-report callback that send()'s `delivered_offset` relies on; call on
+  // Installs the delivery-report callback that committedCheckpointOffsets() relies on; call on
   // the producer's configuration before creating the producer.
   static void installDeliveryReports(rd_kafka_conf_t* conf);
 
@@ -50,10 +51,15 @@ class TransactionalOutput final : public RecordCollector {
   // carries them, and that commit's duration. Call before the first send().
   void timeRecordsOf(const std::string& topic, prometheus::Histogram& commit_wait,
                      prometheus::Histogram& commit);
-  // Asked on the committer thread before a transaction's offsets are sent; false aborts the
-  // transaction (--alert-delivery immediate: an alert of these records was not acknowledged).
-  // Call before the first send().
-  void setCommitPrecondition(std::function<bool()> precondition);
+  // Asked on the committer thread before a transaction's offsets are sent: kRetry aborts the
+  // transaction (--alert-delivery immediate: an alert of these records was not acknowledged),
+  // kFatal ends it as fatal (the alerts' producer failed for good). Call before the first
+  // send().
+  void setCommitPrecondition(std::function<CommitReadiness()> precondition);
+  // Test hook (FRAUD_TEST_HOLD_COMMIT_FILE): while the file at `path` exists, a commit stops
+  // after its records are on the broker and before its offsets are sent (the first phase of a
+  // commit), having written `path`.held; a test then kills the process there.
+  void holdCommitsForTesting(std::string path);
   ~TransactionalOutput() override;
   TransactionalOutput(const TransactionalOutput&) = delete;
   TransactionalOutput& operator=(const TransactionalOutput&) = delete;
@@ -61,8 +67,15 @@ class TransactionalOutput final : public RecordCollector {
   // Sends a record in the open transaction (beginning one when none is), or holds it while a
   // commit is in flight.
   void send(const std::string& topic, int32_t partition, std::string_view key,
-            std::optional<std::string_view> value, std::initializer_list<Header> headers,
-            int64_t* delivered_offset = nullptr) override;
+            std::optional<std::string_view> value, std::initializer_list<Header> headers) override;
+  void sendCheckpoint(const std::string& topic, int32_t partition, std::string_view key,
+                      std::string_view value) override;
+  // After finishCommit() reported kCommitted: the offset of each partition's checkpoint record
+  // in that transaction, as the broker acknowledged it (a partition whose report is missing is
+  // absent).
+  [[nodiscard]] const std::map<int32_t, int64_t>& committedCheckpointOffsets() const {
+    return committed_checkpoints_;
+  }
 
   // Records were sent (or held) since the last commit started.
   [[nodiscard]] bool hasOpenWork() const { return open_ || !held_.empty() || lost_record_; }
@@ -97,7 +110,14 @@ class TransactionalOutput final : public RecordCollector {
     std::string key;
     std::optional<std::string> value;
     std::vector<std::pair<std::string, std::string>> headers;
-    int64_t* delivered_offset;
+    bool checkpoint;
+  };
+  // Where delivery reports of checkpoint records land (any thread that serves the producer's
+  // reports): owned by the output, never by a task, so a report served late (after a fatal
+  // error, once the tasks are gone) writes into live memory.
+  struct CheckpointLedger {
+    std::mutex mu;
+    std::map<int32_t, int64_t> acknowledged;  // this transaction's, by changelog partition
   };
   struct CommitRequest {
     kafka::PartitionList offsets;
@@ -105,11 +125,17 @@ class TransactionalOutput final : public RecordCollector {
   };
 
   [[nodiscard]] bool beginIfClosed();
+  void enqueue(const std::string& topic, int32_t partition, std::string_view key,
+               std::optional<std::string_view> value, std::initializer_list<Header> headers,
+               bool checkpoint);
   void produce(const char* topic, int32_t partition, std::string_view key,
-               std::optional<std::string_view> value, rd_kafka_headers_t* headers,
-               int64_t* delivered_offset);
+               std::optional<std::string_view> value, rd_kafka_headers_t* headers, bool checkpoint);
   void committerLoop();
   [[nodiscard]] Result runCommit(CommitRequest request);
+  // Aborts the open transaction, retrying what librdkafka says may be retried: kAborted, or
+  // kFatal when the producer failed for good.
+  [[nodiscard]] Result abortTransaction();
+  void holdForTesting();
   void publish(Result result);
 
   using TimePoint = std::chrono::steady_clock::time_point;
@@ -122,7 +148,7 @@ class TransactionalOutput final : public RecordCollector {
   std::vector<TimePoint> open_times_;        // timed records of the open transaction
   std::vector<TimePoint> committing_times_;  // ... of the transaction being committed
   std::vector<TimePoint> held_times_;        // ... held while it commits
-  std::function<bool()> precondition_;
+  std::function<CommitReadiness()> precondition_;
   bool open_ = false;
   bool committing_ = false;
   bool lost_record_ = false;  // a send failed: this transaction must abort
@@ -132,6 +158,8 @@ class TransactionalOutput final : public RecordCollector {
   std::chrono::duration<double> last_commit_duration_{};
   std::vector<HeldRecord> held_;
   size_t held_bytes_ = 0;
+  CheckpointLedger ledger_;
+  std::map<int32_t, int64_t> committed_checkpoints_;  // of the last committed transaction
 
   std::mutex mu_;
   std::condition_variable wake_;  // a request, or stopping
@@ -139,6 +167,7 @@ class TransactionalOutput final : public RecordCollector {
   std::optional<CommitRequest> request_;
   std::optional<Result> result_;
   bool stopping_ = false;
+  std::string hold_path_;  // holdCommitsForTesting()
   std::thread committer_;  // started last: it reads the members above
 };
 

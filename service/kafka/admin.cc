@@ -269,4 +269,94 @@ std::optional<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* c
   return owners;
 }
 
+std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
+                                                     int timeout_ms, std::string& error) {
+  const char* groups_asked[] = {group.c_str()};
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
+  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
+  if (!event) {
+    error = "describing group " + group + " timed out";
+    return std::nullopt;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
+    return std::nullopt;
+  }
+  std::vector<GroupMember> result;
+  size_t count = 0;
+  const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
+      rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
+  for (size_t g = 0; g < count; ++g) {
+    if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
+      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
+      return std::nullopt;
+    }
+    const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
+    for (size_t m = 0; m < members; ++m) {
+      const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
+      const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
+      result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
+                                   instance != nullptr ? instance : ""});
+    }
+  }
+  return result;
+}
+
+std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
+    rd_kafka_t* client, const std::string& group, const std::string& topic,
+    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error) {
+  auto asked = makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions) {
+    rd_kafka_topic_partition_list_add(asked.get(), topic.c_str(), p);
+  }
+  rd_kafka_ListConsumerGroupOffsets_t* request =
+      rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), asked.get());
+  std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
+      rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS),
+      &rd_kafka_AdminOptions_destroy);
+  char reason[256];
+  rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, reason, sizeof(reason));
+  if (KafkaError e(rd_kafka_AdminOptions_set_require_stable_offsets(options.get(), 0)); e) {
+    error = rd_kafka_error_string(e.get());
+    rd_kafka_ListConsumerGroupOffsets_destroy(request);
+    return std::nullopt;
+  }
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_ListConsumerGroupOffsets(client, &request, 1, options.get(), queue.get());
+  rd_kafka_ListConsumerGroupOffsets_destroy(request);
+  const auto event = awaitResult(queue.get(), timeout_ms);
+  if (!event) {
+    error = "listing the committed offsets of group " + group + " timed out";
+    return std::nullopt;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot list the committed offsets of group " + group + ": " +
+            rd_kafka_event_error_string(event.get());
+    return std::nullopt;
+  }
+  std::map<int32_t, std::string> result;
+  size_t count = 0;
+  const auto* groups = rd_kafka_ListConsumerGroupOffsets_result_groups(
+      rd_kafka_event_ListConsumerGroupOffsets_result(event.get()), &count);
+  for (size_t g = 0; g < count; ++g) {
+    if (const auto* e = rd_kafka_group_result_error(groups[g]); e != nullptr) {
+      error =
+          "cannot list the committed offsets of group " + group + ": " + rd_kafka_error_string(e);
+      return std::nullopt;
+    }
+    const auto* offsets = rd_kafka_group_result_partitions(groups[g]);
+    for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
+      const auto& elem = offsets->elems[i];
+      if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR || elem.offset < 0 || elem.metadata == nullptr ||
+          elem.metadata_size == 0) {
+        continue;
+      }
+      result[elem.partition] =
+          std::string(static_cast<const char*>(elem.metadata), elem.metadata_size);
+    }
+  }
+  return result;
+}
+
 }  // namespace fraud::kafka

@@ -75,6 +75,23 @@ struct Watermarks {
                                                                    int timeout_ms,
                                                                    std::string& error);
 
+// A member of a consumer group as DescribeConsumerGroups tells it.
+struct GroupMember {
+  std::string client_id;
+  std::string group_instance_id;  // empty without static membership
+};
+// The group's current members; nothing with `error` set when the request fails or times out.
+[[nodiscard]] std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client,
+                                                                   const std::string& group,
+                                                                   int timeout_ms,
+                                                                   std::string& error);
+
+// The metadata string of each partition's committed offset (only partitions that have one),
+// without waiting for offsets pending in open transactions (require_stable off).
+[[nodiscard]] std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
+    rd_kafka_t* client, const std::string& group, const std::string& topic,
+    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error);
+
 // The client.id of the member that owns each assigned partition of `topic` in `group`.
 [[nodiscard]] std::optional<std::map<int32_t, std::string>> groupPartitionOwners(
     rd_kafka_t* client, const std::string& group, const std::string& topic, int timeout_ms,

@@ -135,10 +135,10 @@ def test_instance_id_comes_from_the_pod_name():
     assert env["FRAUD_INSTANCE_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
 
 
-def test_static_membership_is_an_option():
-    assert "FRAUD_STATIC_MEMBERSHIP" not in configmap_env(render())
-    env = configmap_env(render({"kafka": {"staticMembership": True}}))
-    assert env["FRAUD_STATIC_MEMBERSHIP"] == "true"
+def test_static_membership_is_on_by_default_and_can_be_turned_off():
+    # A crashed pod comes back under its name and resumes its partitions without a rebalance.
+    assert configmap_env(render())["FRAUD_STATIC_MEMBERSHIP"] == "true"
+    assert "FRAUD_STATIC_MEMBERSHIP" not in configmap_env(render({"kafka": {"staticMembership": False}}))
 
 
 def test_peer_url_template_names_the_headless_service():

@@ -80,7 +80,8 @@ class LiveServiceTest : public ::testing::Test {
   }
 
   ChildProcess& startInstance(const std::string& instance,
-                              const std::vector<std::string>& extra = {}) {
+                              const std::vector<std::string>& extra = {},
+                              std::map<std::string, std::string> env = {}) {
     std::vector<std::string> args = {"run",
                                      "--brokers",
                                      kafka_->brokers(),
@@ -112,9 +113,8 @@ class LiveServiceTest : public ::testing::Test {
       args.insert(args.end(), {"--probe-port", "0"});  // instances side by side
     }
     const auto log = (work_ / (instance + "-" + std::to_string(instances_.size()))).string();
-    instances_.push_back(std::make_unique<ChildProcess>(
-        FRAUD_DETECTOR_BIN, args, std::map<std::string, std::string>{{"FRAUD_CARD_HASH_KEY", kKey}},
-        log));
+    env["FRAUD_CARD_HASH_KEY"] = kKey;
+    instances_.push_back(std::make_unique<ChildProcess>(FRAUD_DETECTOR_BIN, args, env, log));
     return *instances_.back();
   }
 

@@ -41,6 +41,52 @@ TEST_F(LiveServiceTest, KillNineMidStreamThenRestartLosesNothingAndRepeatsNothin
   EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
 }
 
+// The departed owner's transaction (issue 16). An owner killed in the first phase of a commit
+// (its changelog records on the broker, its input offsets not yet sent) leaves a transaction
+// open on the changelog. The partitions then move twice well within that transaction's timeout:
+// to B, which commits after the open transaction, and from B to C. C's restore must take B's
+// committed changes instead of stopping at the open transaction (the last stable offset), or
+// windows lose events and alerts are lost or repeated. Before fencing, C restored up to the
+// open transaction and started from A's last checkpoint.
+TEST_F(LiveServiceTest,
+       KillInTheCommitsFirstPhaseThenTwoMovesWithinItsTimeoutLoseAndRepeatNothing) {
+  StreamOptions options;
+  options.records = 60'000;
+  options.cards = 3'000;
+  options.step_ms = 2;
+  const auto records = generateStream(options);
+  const auto third = static_cast<std::ptrdiff_t>(records.size() / 3);
+  produce({records.begin(), records.begin() + third});
+
+  const fs::path hold = work_ / "hold-commit";
+  auto& a = startInstance("owner-a", {"--kafka", "transaction.timeout.ms=60000"},
+                          {{"FRAUD_TEST_HOLD_COMMIT_FILE", hold.string()}});
+  ASSERT_TRUE(waitForSomeProgress()) << a.stderrText();
+  std::ofstream(hold) << "hold\n";
+  const auto held_deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (!fs::exists(hold.string() + ".held") && std::chrono::steady_clock::now() < held_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(fs::exists(hold.string() + ".held")) << "no commit reached the hook";
+  a.signal(SIGKILL);
+  ASSERT_TRUE(a.waitExit(seconds(10)).has_value());
+  const auto killed_at = std::chrono::steady_clock::now();
+
+  auto& b = startInstance("owner-b");
+  produce({records.begin() + third, records.begin() + 2 * third});
+  ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(40))) << b.stderrText();
+  b.signal(SIGTERM);
+  ASSERT_EQ(b.waitExit(seconds(25)), 0) << b.stderrText();
+
+  auto& c = startInstance("owner-c");
+  produce({records.begin() + 2 * third, records.end()});
+  expectAlertsMatchReplay();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(60))
+      << "the moves took longer than the dead owner's transaction timeout: nothing was tested";
+  c.signal(SIGTERM);
+  EXPECT_EQ(c.waitExit(seconds(25)), 0) << c.stderrText();
+}
+
 TEST_F(LiveServiceTest, SecondInstanceJoiningAndLeavingMidStreamChangesNothing) {
   StreamOptions options;
   options.records = 90'000;

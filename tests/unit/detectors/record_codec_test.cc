@@ -81,6 +81,15 @@ TEST(RecordDecoder, RejectsInvalidJsonAnywhereInTheRecord) {
   }
 }
 
+TEST(RecordDecoder, RejectsEmptyRecordsWithOrWithoutABuffer) {
+  // A tombstone's or an empty record's view may have a null data pointer: it must be rejected
+  // before the parser copies from it (UBSan reported the copy from null).
+  RecordDecoder decoder;
+  EXPECT_EQ(decoder.decode(std::string_view()).rejected, RejectReason::kInvalidJson);
+  EXPECT_EQ(decoder.decode(std::string_view("", 0)).rejected, RejectReason::kInvalidJson);
+  EXPECT_EQ(decoder.decode(std::string_view(" ")).rejected, RejectReason::kInvalidJson);
+}
+
 TEST(RecordDecoder, RejectsAbsentRequiredFieldsAsMissingBeforeInvalid) {
   EXPECT_EQ(rejection(R"({"card":"abcd","country":"DE","event_time":1})"),
             RejectReason::kMissingField);

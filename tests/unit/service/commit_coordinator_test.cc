@@ -268,6 +268,33 @@ TEST_F(CommitCoordinatorTest, ImmediateAlertNotAcknowledgedAbortsTheCommitAndIsS
   context_->alerts = nullptr;
 }
 
+TEST_F(CommitCoordinatorTest, ImmediateAlertProducerFailedForGoodMakesTheCommitFatal) {
+  // Before, a fatal error on the alerts' producer failed every commit's precondition: every
+  // transaction aborted and rewound, forever, while /healthz said 200. Now the commit is fatal
+  // and the stream thread stops with status 1 (as when fenced).
+  MockCluster alert_cluster;
+  std::string error;
+  auto alerts =
+      ImmediateAlertOutput::create({{"bootstrap.servers", alert_cluster.bootstrap()}}, {}, error);
+  ASSERT_TRUE(alerts) << error;
+  context_->alerts = alerts.get();
+  ImmediateAlertOutput* raw = alerts.get();
+  output_->setCommitPrecondition([raw] { return raw->flushForCommit(10'000); });
+  makeCoordinator();
+  feed(0, 0);
+  ASSERT_EQ(commits_->commitNow(), Outcome::kCommitted);
+  ASSERT_EQ(
+      rd_kafka_test_fatal_error(raw->producer(), RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                "injected by the test"),
+      RD_KAFKA_RESP_ERR_NO_ERROR);
+  feed(0, 1);
+  EXPECT_EQ(commits_->commitNow(), Outcome::kFatal);
+  EXPECT_TRUE(commits_->fatal());
+  EXPECT_EQ(tasks_->task(0)->committed().next_offset, 1) << "nothing after the last commit";
+  output_->setCommitPrecondition(nullptr);
+  context_->alerts = nullptr;
+}
+
 TEST_F(CommitCoordinatorTest, RevokeDuringACommitCommitsEverythingProcessed) {
   makeCoordinator();
   cluster_.setRoundTripMs(200);

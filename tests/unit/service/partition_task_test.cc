@@ -25,7 +25,7 @@ class PartitionTaskTest : public ::testing::Test {
  protected:
   explicit PartitionTaskTest(size_t max_dead_letter_bytes = 1'000'000)
       : harness_(max_dead_letter_bytes), task_(kPartition, harness_.context, 1) {
-    task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0);
+    EXPECT_TRUE(task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0));
   }
 
   PartitionTask::Processed feed(int64_t offset, std::optional<std::string_view> value,
@@ -150,7 +150,8 @@ TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt)
   EXPECT_EQ(changelog.sent[0].key, harness_.hasher.hash("card-0001").raw());
   EXPECT_EQ(changelog.sent[1].key, kChangelogCheckpointKey);
   EXPECT_EQ(changelog.sent[0].partition, kPartition);
-  task_.markCommitted(*checkpoint);
+  ASSERT_EQ(changelog.checkpoint_offsets.at(kPartition), 1);
+  task_.markCommitted(*checkpoint, changelog.checkpoint_offsets.at(kPartition));
   EXPECT_FALSE(task_.persist().has_value());
   const auto on_disk = (*db_).checkpoint(kPartition);
   ASSERT_TRUE(on_disk.has_value());
@@ -164,7 +165,7 @@ TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
   task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
   ASSERT_FALSE(task_.persist().has_value());
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
-  ASSERT_TRUE(task_.rewind());
+  ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone);
   EXPECT_EQ(task_.nextOffset(), 1);
   EXPECT_FALSE(task_.dirty());
   // t2 again: not a duplicate, since its first processing was rewound.
@@ -177,7 +178,8 @@ TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocal
   RecordingCollector changelog;
   task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));  // committed, not written
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
-  ASSERT_TRUE(task_.rewind()) << "the committed batch goes to disk first, then the rewind";
+  ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone)
+      << "the committed batch goes to disk first, then the rewind";
   EXPECT_EQ(task_.nextOffset(), 1);
   const auto on_disk = (*db_).checkpoint(kPartition);
   ASSERT_TRUE(on_disk.has_value());
@@ -196,7 +198,8 @@ TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestor
   const auto error = task_.persist();
   ASSERT_TRUE(error.has_value());
   EXPECT_THAT(*error, ::testing::HasSubstr("no space left"));
-  EXPECT_FALSE(task_.rewind()) << "the disk lacks the committed state: restore from changelog";
+  EXPECT_EQ(task_.rewind(), PartitionTask::Rewound::kRestore)
+      << "the disk lacks the committed state: restore from changelog";
   EXPECT_FALSE((*db_).checkpoint(kPartition).has_value()) << "nothing half-written";
 }
 
@@ -214,7 +217,7 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   });
   for (int i = 0; i < 2'000; ++i) {
     task_.restart(static_cast<uint64_t>(i) + 2);
-    task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0);
+    EXPECT_TRUE(task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0));
   }
   done.store(true);
   reader.join();

@@ -96,16 +96,19 @@ struct SentRecord {
 class RecordingCollector final : public RecordCollector {
  public:
   void send(const std::string& topic, int32_t partition, std::string_view key,
-            std::optional<std::string_view> value, std::initializer_list<Header> headers,
-            int64_t* delivered_offset) override {
+            std::optional<std::string_view> value, std::initializer_list<Header> headers) override {
     SentRecord& r = sent.emplace_back();
     r.topic = topic;
     r.partition = partition;
     r.key = key;
     if (value) r.value = std::string(*value);
     for (const auto& h : headers) r.headers[std::string(h.name)] = std::string(h.value);
-    const int64_t offset = next_offset++;  // every record takes an offset, as on a topic
-    if (delivered_offset != nullptr) *delivered_offset = offset;
+    ++next_offset;  // every record takes an offset, as on a topic
+  }
+  void sendCheckpoint(const std::string& topic, int32_t partition, std::string_view key,
+                      std::string_view value) override {
+    checkpoint_offsets[partition] = next_offset;
+    send(topic, partition, key, value, {});
   }
   [[nodiscard]] std::vector<SentRecord> on(const std::string& topic) const {
     std::vector<SentRecord> result;
@@ -117,17 +120,18 @@ class RecordingCollector final : public RecordCollector {
 
   std::vector<SentRecord> sent;
   int64_t next_offset = 0;
+  std::map<int32_t, int64_t> checkpoint_offsets;  // the last checkpoint record's, by partition
 };
 
 // A real StateDb in a fresh temporary directory, removed at the end.
 class TempStateDb {
  public:
-  TempStateDb() {
+  explicit TempStateDb(size_t card_cache_mb = 16) {
     dir_ = std::filesystem::temp_directory_path() /
            ("fraud-service-test-" + std::to_string(std::random_device{}()));
     state::StateDbOptions options;
     options.dir = dir_.string();
-    options.card_cache_mb = 16;
+    options.card_cache_mb = card_cache_mb;
     options.block_cache_mb = 8;
     options.write_buffer_mb = 4;
     std::string error;

@@ -97,6 +97,83 @@ TEST_F(StreamProcessorTest, FencedMidStreamEndsRunWithStatusOneAndClosesTheConsu
   }
 }
 
+// Fenced when the offsets are sent, with the transaction's records already acknowledged: their
+// delivery reports are served by the shutdown's last poll, after the revoke destroyed the tasks.
+// Before, the checkpoint record's report wrote the offset through a pointer into its task (a
+// heap use-after-free that the asan-ubsan preset reports); now it lands in the output's ledger.
+TEST_F(StreamProcessorTest, FencedWhileSendingOffsetsEndsRunWithStatusOneAndTouchesNoFreedTask) {
+  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
+  ASSERT_EQ(processor.start(), std::nullopt);
+  auto run = std::async(std::launch::async, [&] { return processor.run(); });
+  for (int i = 0; i < 20; ++i)
+    produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (committedTransactions() < 1 && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
+  }
+  ASSERT_GE(committedTransactions(), 1) << "no transaction committed within 30 s";
+  cluster_.failNext(testing::kApiAddOffsetsToTxn, 100,
+                    RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  for (int i = 0; i < 20; ++i)
+    produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
+  ASSERT_EQ(run.wait_for(30s), std::future_status::ready) << "run() did not end after fencing";
+  EXPECT_EQ(run.get(), 1);
+  EXPECT_FALSE(processor.view().status().consumer_joined);
+}
+
+// A transaction coordinator out for longer than max.poll.interval.ms, while the output held for
+// the next transaction passes its bound: before, the ingest thread waited for the commit inside
+// the loop and stopped polling, so librdkafka left the group and the partitions were revoked in
+// the middle of the commit. Now input is paused and the consumer still polled: the member keeps
+// its partitions and everything commits once the coordinator is back.
+TEST_F(StreamProcessorTest, CoordinatorOutageLongerThanMaxPollIntervalKeepsThePartitions) {
+  config_.max_held_output_mb = 1;
+  StreamProcessor processor(config_,
+                            {{"log_level", "2"},
+                             {"max.poll.interval.ms", "7000"},
+                             {"session.timeout.ms", "6000"},
+                             {"heartbeat.interval.ms", "500"}},
+                            hasher_, *db_, metrics_);
+  ASSERT_EQ(processor.start(), std::nullopt);
+  auto run = std::async(std::launch::async, [&] { return processor.run(); });
+  // Whatever fails below, run() is stopped before the test ends.
+  struct StopAtExit {
+    StreamProcessor& processor;
+    ~StopAtExit() { processor.requestStop(); }
+  } stop_at_exit{processor};
+  auto waitFor = [&](auto done, std::chrono::seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      if (run.wait_for(50ms) != std::future_status::timeout) return false;
+    }
+    return done();
+  };
+  produce(0, txJson("a0", "card-0001", "FR", 1'000));
+  ASSERT_TRUE(waitFor([&] { return committedTransactions() >= 1; }, 60s)) << "no first commit";
+  const double committed_before = committedTransactions();
+
+  // Every EndTxn fails for a while (a coordinator failing over: longer than the 7 s poll
+  // interval), and 2 MB of dead letters are held behind the commit: over the 1 MiB bound.
+  cluster_.failNext(testing::kApiEndTxn, 30, RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE);
+  const std::string junk(10'000, 'x');
+  for (int i = 0; i < 200; ++i) produce(i % 2, junk);
+  const auto all_committed = [&] {
+    const auto p0 = (*db_).checkpoint(0);
+    const auto p1 = (*db_).checkpoint(1);
+    return committedTransactions() > committed_before && p0 && p1 &&
+           p0->next_offset + p1->next_offset >= 201;
+  };
+  const auto outage_started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(waitFor(all_committed, 120s)) << "not every record committed after the outage";
+  EXPECT_GT(std::chrono::steady_clock::now() - outage_started, 7s)
+      << "the outage was shorter than max.poll.interval.ms: nothing was tested";
+  EXPECT_EQ(metrics_.rebalances.Add({{"kind", "lost"}}).Value(), 0) << "the partitions were lost";
+  EXPECT_EQ(metrics_.rebalances.Add({{"kind", "revoke"}}).Value(), 0) << "the partitions moved";
+  processor.requestStop();
+  ASSERT_EQ(run.wait_for(60s), std::future_status::ready);
+  EXPECT_EQ(run.get(), 0);
+}
+
 TEST_F(StreamProcessorTest, MaxEventsTooLargeForTheChangelogRecordLimitIsRefusedAtStart) {
   config_.detector.max_events = 100'000;  // one card's state would reach ~8 MB
   StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);

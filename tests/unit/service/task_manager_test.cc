@@ -155,6 +155,99 @@ TEST_F(TaskManagerTest, UnreadableLocalStateRebuildsThePartitionInsteadOfEndingT
   EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{2});
 }
 
+// The review's crash loop: with a cache too small for the partition, the store's constructor
+// stops decoding at its budget, and the detector's start-up scan (PartitionDetector's
+// constructor, through forEach) met the corrupt card outside the warm cache and threw through
+// activation: std::terminate, on every restart. Now the partition is rebuilt.
+TEST(TaskManagerSmallCache, CorruptCardOutsideTheWarmCacheRebuildsInsteadOfEndingTheProcess) {
+  TempStateDb db(/*card_cache_mb=*/1);
+  TaskHarness harness;
+  FakeInput input;
+  FakeRestorer restorer;
+  TaskManager tasks(harness.context, *db, input, restorer);
+  tasks.assign({0});
+  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{0, std::nullopt, 0});
+  ASSERT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
+  // Far more cards than a 1 MiB cache holds.
+  constexpr int kCards = 30'000;
+  std::string last_card;
+  detectors::CardRef last_ref{};
+  for (int i = 0; i < kCards; ++i) {
+    char card[16];
+    std::snprintf(card, sizeof(card), "card-%05d", i);
+    InputRecord record;
+    record.offset = i;
+    record.key = card;
+    const std::string value = txJson("t" + std::to_string(i), card, "FR", 1'000 + i);
+    record.value = value;
+    ASSERT_EQ(tasks.task(0)->process(record), PartitionTask::Processed::kDone);
+    const auto ref = harness.hasher.hash(card);
+    if (last_card.empty() || ref.bytes > last_ref.bytes) {
+      last_card = card;
+      last_ref = ref;
+    }
+  }
+  RecordingCollector changelog;
+  PartitionTask* t = tasks.task(0);
+  t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+  ASSERT_FALSE(t->persist().has_value());
+  tasks.remove({0});
+  // The card scanned last is corrupt on disk.
+  state::CardChange bad;
+  bad.card_ref = last_ref;
+  bad.encoded = std::string("\x07not a card state");
+  ASSERT_FALSE((*db).writeRestored(0, {bad}, state::PartitionCheckpoint{kCards, 1'000, 3}));
+
+  tasks.assign({0});
+  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
+  EXPECT_TRUE(tasks.activateRestored().empty());
+  EXPECT_FALSE(tasks.task(0)->active());
+  EXPECT_FALSE((*db).checkpoint(0).has_value()) << "the partition was cleared";
+  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
+  EXPECT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
+}
+
+// The same corrupt card met by a rewind (after an abort) rebuilds the partition too, instead of
+// escaping from the commit's completion.
+TEST(TaskManagerSmallCache, CorruptCardMetByARewindRebuildsThePartition) {
+  TempStateDb db(/*card_cache_mb=*/1);
+  TaskHarness harness;
+  FakeInput input;
+  FakeRestorer restorer;
+  TaskManager tasks(harness.context, *db, input, restorer);
+  tasks.assign({0});
+  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{0, std::nullopt, 0});
+  ASSERT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
+  constexpr int kCards = 30'000;
+  detectors::CardRef last_ref{};
+  bool first = true;
+  for (int i = 0; i < kCards; ++i) {
+    char card[16];
+    std::snprintf(card, sizeof(card), "card-%05d", i);
+    InputRecord record;
+    record.offset = i;
+    record.key = card;
+    const std::string value = txJson("t" + std::to_string(i), card, "FR", 1'000 + i);
+    record.value = value;
+    ASSERT_EQ(tasks.task(0)->process(record), PartitionTask::Processed::kDone);
+    const auto ref = harness.hasher.hash(card);
+    if (first || ref.bytes > last_ref.bytes) last_ref = ref;
+    first = false;
+  }
+  RecordingCollector changelog;
+  PartitionTask* t = tasks.task(0);
+  t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+  ASSERT_FALSE(t->persist().has_value());
+  // Corrupt on disk behind the live store's back, then an abort rewinds the task.
+  state::CardChange bad;
+  bad.card_ref = last_ref;
+  bad.encoded = std::string("\x07not a card state");
+  ASSERT_FALSE((*db).writeRestored(0, {bad}, std::nullopt));
+  tasks.rewindAll();
+  EXPECT_FALSE(tasks.task(0)->active()) << "rebuilding";
+  EXPECT_FALSE((*db).checkpoint(0).has_value()) << "the partition was cleared";
+}
+
 TEST_F(TaskManagerTest, RemovedPartitionsRestoreIsCancelled) {
   tasks_.assign({0});
   tasks_.remove({0});

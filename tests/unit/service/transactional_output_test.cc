@@ -63,7 +63,7 @@ TEST_F(TransactionalOutputTest, AFailedPreconditionAbortsTheTransactionAndAnothe
   std::atomic<bool> allow{false};
   output_.setCommitPrecondition([&] {
     ++asked;
-    return allow.load();
+    return allow.load() ? CommitReadiness::kReady : CommitReadiness::kRetry;
   });
   send(alerts_);
   output_.startCommit(nullptr, nullptr);
@@ -76,6 +76,20 @@ TEST_F(TransactionalOutputTest, AFailedPreconditionAbortsTheTransactionAndAnothe
   EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
   EXPECT_EQ(asked, 2);
   EXPECT_FALSE(output_.blocked());
+}
+
+TEST_F(TransactionalOutputTest, AFatalPreconditionEndsTheOutputAsFatal) {
+  // --alert-delivery immediate with an alert producer that failed for good: no commit can ever
+  // go through, so the output must not abort and retry forever (a livelock behind a green
+  // /healthz); it reports kFatal and the service stops with status 1.
+  output_.setCommitPrecondition([] { return CommitReadiness::kFatal; });
+  send(alerts_);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kFatal);
+  EXPECT_TRUE(output_.fatal());
+  send(alerts_);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kFatal);
 }
 
 }  // namespace

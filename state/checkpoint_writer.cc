@@ -1,0 +1,106 @@
+#include "state/checkpoint_writer.h"
+
+#include <pthread.h>
+#include <rocksdb/write_batch.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "state/change_log.h"
+#include "state/database.h"
+#include "state/key_layout.h"
+
+namespace fraud::state {
+namespace {
+
+// The niceness of the writer thread: a burst of checkpoint writes must not take the CPU from
+// the ingest threads.
+constexpr int kWriterNice = 10;
+
+}  // namespace
+
+CheckpointWriter::CheckpointWriter(Database& db) : db_(db), thread_([this] { run(); }) {}
+
+CheckpointWriter::~CheckpointWriter() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CheckpointWriter::submit(const std::shared_ptr<WriteProgress>& progress, int32_t partition,
+                              std::unique_ptr<CommittedBatch> batch) {
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(Job{progress, partition, std::move(batch)});
+  }
+  cv_.notify_one();
+}
+
+void CheckpointWriter::setObserver(std::function<void(double seconds)> observer) {
+  std::lock_guard lock(mu_);
+  observer_ = std::move(observer);
+}
+
+void CheckpointWriter::failWrites(std::string message) {
+  std::lock_guard lock(mu_);
+  fail_writes_ = std::move(message);
+}
+
+void CheckpointWriter::run() {
+  pthread_setname_np(pthread_self(), "fd-state-write");
+  (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWriterNice);
+  while (true) {
+    Job job;
+    std::string fail;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, everything written
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      fail = fail_writes_;
+    }
+    write(job, fail);
+  }
+}
+
+void CheckpointWriter::write(const Job& job, const std::string& fail) {
+  WriteProgress& progress = *job.progress;
+  {
+    std::lock_guard lock(progress.mu);
+    if (progress.error) {
+      progress.cv.notify_all();
+      return;  // after a failed batch no later one may land: the disk would skip one
+    }
+  }
+  const auto started = std::chrono::steady_clock::now();
+  rocksdb::WriteBatch batch;
+  const CommittedBatch& committed = *job.batch;
+  committed.changes.forEach(
+      [&](const detectors::CardRef& ref, const std::optional<std::string>& value) {
+        const auto key = cardKey(job.partition, ref);
+        (void)(value ? batch.Put(key, *value) : batch.Delete(key));
+      });
+  (void)batch.Put(checkpointKey(job.partition), committed.checkpoint.encode());
+  const auto error =
+      fail.empty() ? db_.write(batch) : Database::describe(rocksdb::Status::IOError(fail));
+  if (observer_) {
+    observer_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  {
+    std::lock_guard lock(progress.mu);
+    if (error) {
+      progress.error = error;
+    } else {
+      progress.written.store(committed.seq);
+    }
+  }
+  progress.cv.notify_all();
+}
+
+}  // namespace fraud::state

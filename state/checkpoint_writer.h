@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace fraud::state {
+
+class Database;
+struct CommittedBatch;
+
+// Internal. What one partition store's background writes have reached; shared by the store
+// (any thread may read `written`, or wait on `cv` under `mu`) and the writer thread.
+struct WriteProgress {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::atomic<uint64_t> written{0};  // the seq of the last batch on disk
+  std::optional<std::string> error;  // under mu: a write failed; later batches are not written
+};
+
+// Internal. The writer thread of the instance: committed batches of every partition store,
+// written to RocksDB in the order submitted, at a low CPU priority, so the ingest threads
+// never wait for RocksDB.
+// Thread-safety: every method may be called from any thread. The observer runs on the writer
+// thread. The destructor writes what is queued, then joins the thread.
+class CheckpointWriter {
+ public:
+  explicit CheckpointWriter(Database& db);
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter&) = delete;
+  CheckpointWriter& operator=(const CheckpointWriter&) = delete;
+
+  // Queues `batch` of `partition`; `progress` learns when it is on disk or failed.
+  void submit(const std::shared_ptr<WriteProgress>& progress, int32_t partition,
+              std::unique_ptr<CommittedBatch> batch);
+  // Called with the seconds each write took (a metric). Set before the first submit().
+  void setObserver(std::function<void(double seconds)> observer);
+  // Tests: every later write fails with this message (empty: writes work again).
+  void failWrites(std::string message);
+
+ private:
+  struct Job {
+    std::shared_ptr<WriteProgress> progress;
+    int32_t partition = 0;
+    std::unique_ptr<CommittedBatch> batch;
+  };
+  void run();
+  void write(const Job& job, const std::string& fail);
+
+  Database& db_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;                  // under mu_
+  bool stopping_ = false;                 // under mu_
+  std::string fail_writes_;               // under mu_
+  std::function<void(double)> observer_;  // set before the first job
+  std::thread thread_;                    // last: starts once the rest is built
+};
+
+}  // namespace fraud::state

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "state/card_cache.h"
+#include "state/card_state_codec.h"
+#include "state/change_log.h"
+#include "state/memory_card_store.h"
+
+namespace fraud::state {
+
+// The bottom layer for tests of the layers above it: card states in a MemoryCardStore, read
+// encoded (CardSource) and written by committed batches (CommittedBatchSink). A held sink keeps
+// the batches it is given "in flight" until release(); `corrupt` is a card whose stored bytes do
+// not decode.
+class MemoryCardSource final : public CardSource, public CommittedBatchSink {
+ public:
+  std::optional<std::string> read(const detectors::CardRef& card_ref) override {
+    if (corrupt && card_ref == *corrupt) return std::string("\xff not a card state");
+    const detectors::CardState* state = cards.find(card_ref);
+    if (state == nullptr) return std::nullopt;
+    return encodeCardState(*state);
+  }
+  void scan(
+      const std::function<void(const detectors::CardRef&, std::string_view)>& visit) override {
+    ++scans;
+    cards.forEach([&](const detectors::CardRef& ref, const detectors::CardState& state) {
+      visit(ref, encodeCardState(state));
+    });
+    if (corrupt) visit(*corrupt, "\xff not a card state");
+  }
+
+  void write(std::unique_ptr<CommittedBatch> batch) override {
+    in_flight.push_back(std::move(batch));
+    if (!hold) release();
+  }
+  uint64_t written() const override { return written_seq; }
+  bool waitWritten(uint64_t seq) override {
+    release();  // a wait lets the "writer" finish
+    return written_seq >= seq;
+  }
+  std::optional<std::string> writeError() const override { return std::nullopt; }
+
+  // Writes every batch in flight.
+  void release() {
+    for (auto& batch : in_flight) {
+      batch->changes.forEach(
+          [&](const detectors::CardRef& ref, const std::optional<std::string>& encoded) {
+            if (encoded) {
+              cards.modify(ref) = *decodeCardState(*encoded);
+            } else {
+              cards.erase(ref);
+            }
+          });
+      checkpoint = batch->checkpoint;
+      written_seq = batch->seq;
+      ++batches_written;
+    }
+    in_flight.clear();
+  }
+
+  MemoryCardStore cards;
+  std::optional<detectors::CardRef> corrupt;
+  bool hold = false;
+  std::deque<std::unique_ptr<CommittedBatch>> in_flight;
+  uint64_t written_seq = 0;
+  size_t batches_written = 0;
+  size_t scans = 0;
+  PartitionCheckpoint checkpoint;
+};
+
+}  // namespace fraud::state
