@@ -4,7 +4,7 @@
 #   docker build -t fraud-detector:0.1.0 .
 #   docker buildx build --platform linux/amd64 -t REGISTRY/fraud-detector:0.1.0 --push .
 #   scripts/image     # without a Docker engine: buildah on a Debian base made by mmdebstrap,
-#                     # then a smoke test of the image (README, "Tests")
+#                     # then a smoke test of the image (docs/development.md, "The container image")
 #
 # The build stage installs its dependencies with scripts/setup --build-only, the repository's
 # single list of Debian packages, without the test tools.

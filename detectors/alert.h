@@ -10,7 +10,7 @@
 
 namespace fraud::detectors {
 
-// What one new incident or escalation reports (SPEC §4, §6).
+// What one new incident or escalation reports (docs/rule.md §4, §6).
 struct Alert {
   CardRef card_ref;
   Incident incident;                // as it stands after this alert
@@ -21,7 +21,7 @@ struct Alert {
   friend bool operator==(const Alert&, const Alert&) = default;
 };
 
-// The alert's identity (SPEC §5): deterministic in card and incident start, so a replay, a
+// The alert's identity (docs/rule.md §5): deterministic in card and incident start, so a replay, a
 // restart or a partition move re-emits an alert only under the same key.
 struct AlertKey {
   std::string alert_id;         // 32 hex characters
@@ -30,7 +30,7 @@ struct AlertKey {
   [[nodiscard]] static AlertKey of(const Alert& alert);
 };
 
-// Appends the alert record (SPEC §6) as one JSON object, without a newline.
+// Appends the alert record (docs/rule.md §6) as one JSON object, without a newline.
 void appendAlertJson(std::string& out, const Alert& alert, const AlertKey& key,
                      const DetectorOptions& options, int64_t detected_at_ms);
 

@@ -13,8 +13,8 @@
 
 namespace fraud::detectors {
 
-// HMAC-SHA-256 of a card under the card-hash key (SPEC §5): the card's only identity in state,
-// logs, metrics and the API. Held as raw bytes; hex() is its external form.
+// HMAC-SHA-256 of a card under the card-hash key (docs/rule.md §5): the card's only identity in
+// state, logs, metrics and the API. Held as raw bytes; hex() is its external form.
 struct CardRef {
   std::array<uint8_t, 32> bytes{};
 
@@ -54,7 +54,7 @@ class CardHasher {
   std::unique_ptr<Midstates> midstates_;
 };
 
-// alert_id (SPEC §5): the first 32 hex characters of SHA-256("<card_ref hex>:<start>").
+// alert_id (docs/rule.md §5): the first 32 hex characters of SHA-256("<card_ref hex>:<start>").
 [[nodiscard]] std::string alertId(const CardRef& card_ref, EventTime incident_start);
 
 // Lowercase hex of SHA-256 over `data`.

@@ -18,7 +18,7 @@
 
 namespace fraud::detectors {
 
-// A tx_id as a value: SPEC §1 caps it at 64 bytes. Used to build and read single events;
+// A tx_id as a value: docs/rule.md §1 caps it at 64 bytes. Used to build and read single events;
 // a card keeps its events packed (EventList), not as TxIds.
 class TxId {
  public:
@@ -42,7 +42,7 @@ class TxId {
   char data_[kMaxSize] = {};
 };
 
-// One accepted transaction as a card keeps it (SPEC §2), as a value.
+// One accepted transaction as a card keeps it (docs/rule.md §2), as a value.
 struct Event {
   EventTime time = 0;
   Country country;
@@ -51,9 +51,9 @@ struct Event {
   friend bool operator==(const Event&, const Event&) = default;
 };
 
-// A card's events, ordered by (time, order of acceptance) (SPEC §2), packed in one heap block:
-// a 24-byte header (count, bytes used, capacity, the last record's offset, a base time), then
-// one record per event:
+// A card's events, ordered by (time, order of acceptance) (docs/rule.md §2), packed in one heap
+// block: a 24-byte header (count, bytes used, capacity, the last record's offset, a base time),
+// then one record per event:
 //
 //   u24 little endian: time - base, or 0xFFFFFF when that does not fit, then the time in 8 bytes
 //   u16 little endian: country index (0..675) << 6 | (tx_id size - 1)
@@ -195,8 +195,8 @@ class EventList {
     return Cursor(records(), header().size, header().last, header().base).time();
   }
 
-  // Adds an event after every event with the same or an earlier time (SPEC §2: ties keep their
-  // order of acceptance). `tx_id` must be 1..TxId::kMaxSize bytes; `time` 0..kMaxEventTime.
+  // Adds an event after every event with the same or an earlier time (docs/rule.md §2: ties keep
+  // their order of acceptance). `tx_id` must be 1..TxId::kMaxSize bytes; `time` 0..kMaxEventTime.
   void add(EventTime time, Country country, std::string_view tx_id);
   void push_back(const Event& event) { add(event.time, event.country, event.tx_id.view()); }
   // Adds an event at the end without looking for its place: `time` must be >= lastTime().
@@ -207,7 +207,7 @@ class EventList {
   // Drops the first `n` events (n <= size()).
   void eraseFirst(size_t n);
   void clear();
-  // SPEC §2 step 2: some event with time >= live_from has this tx_id.
+  // docs/rule.md §2 step 2: some event with time >= live_from has this tx_id.
   [[nodiscard]] bool containsTxIdFrom(std::string_view tx_id, EventTime live_from) const;
 
   // Equal events in the same order (two lists may encode them against different bases).
@@ -297,7 +297,7 @@ class HeapOptional {
   std::unique_ptr<T> value_;
 };
 
-// A card's open incident (SPEC §4). `start` is its identity and never changes.
+// A card's open incident (docs/rule.md §4). `start` is its identity and never changes.
 struct Incident {
   EventTime start = 0;
   EventTime end = 0;
@@ -316,7 +316,8 @@ struct CardState {
 
   [[nodiscard]] bool empty() const { return events.empty() && !incident.has_value(); }
   // The latest time at which this card still matters: its newest event or its incident's end.
-  // The card can be dropped once this falls behind the partition's live horizon (SPEC §2, §4).
+  // The card can be dropped once this falls behind the partition's live horizon (docs/rule.md §2,
+  // §4).
   [[nodiscard]] EventTime lastRelevantTime() const;
   // Heap bytes held by the state (not counting the CardState itself), for memory accounting.
   [[nodiscard]] size_t allocatedBytes() const;

@@ -8,7 +8,8 @@
 
 namespace fraud::detectors {
 
-// The detection rule's parameters (SPEC, "Defaults"). The rule reads them by name only.
+// The detection rule's parameters (docs/rule.md, the table of parameters). The rule reads them by
+// name only.
 struct DetectorOptions {
   // W: two events share a window when their times differ by at most this. 1..kMaxEventTime.
   int64_t window_ms = 600'000;

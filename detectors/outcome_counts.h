@@ -9,7 +9,7 @@
 
 namespace fraud::detectors {
 
-// Tallies of what happened to records, as `replay` reports them (SPEC §6).
+// Tallies of what happened to records, as `replay` reports them (docs/rule.md §6).
 // records == accepted + late_dropped + duplicate + sum(rejected).
 struct OutcomeCounts {
   uint64_t records = 0;

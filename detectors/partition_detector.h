@@ -14,10 +14,10 @@ namespace fraud::detectors {
 
 enum class Outcome : uint8_t { kAccepted, kLateDropped, kDuplicate };
 
-// One input partition's detector: its stream time, lateness and duplicate decisions (SPEC §2),
-// the per-card rule (§3, §4), and the expiry of cards that fell out of the live horizon.
-// The live service and `replay` run this same class; it reads no clock.
-// Not thread-safe: one partition worker drives it.
+// One input partition's detector: its stream time, lateness and duplicate decisions (docs/rule.md
+// §2), the per-card rule (§3, §4), and the expiry of cards that fell out of the live horizon. The
+// live service and `replay` run this same class; it reads no clock. Not thread-safe: one partition
+// worker drives it.
 class PartitionDetector {
  public:
   // `stream_time` resumes a partition from a checkpoint; the store must hold that checkpoint's

@@ -10,7 +10,7 @@
 
 namespace fraud::detectors {
 
-// Why a record was rejected (SPEC §1), in the order the reasons are tried.
+// Why a record was rejected (docs/rule.md §1), in the order the reasons are tried.
 enum class RejectReason : uint8_t {
   kInvalidJson,
   kMissingField,
@@ -29,7 +29,7 @@ struct DecodeResult {
   [[nodiscard]] bool ok() const { return !rejected.has_value(); }
 };
 
-// Validates a whole record and extracts its transaction (SPEC §1). One decoder per thread:
+// Validates a whole record and extracts its transaction (docs/rule.md §1). One decoder per thread:
 // it reuses its parse buffers, and the views in a result live until the next decode().
 class RecordDecoder {
  public:
@@ -45,12 +45,12 @@ class RecordDecoder {
   std::unique_ptr<Parser> parser_;
 };
 
-// SPEC §1 event_time as a string: RFC 3339 `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, a real
-// calendar date and time, fraction truncated to milliseconds. Returns epoch milliseconds, or
+// docs/rule.md §1 event_time as a string: RFC 3339 `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, a
+// real calendar date and time, fraction truncated to milliseconds. Returns epoch milliseconds, or
 // nothing when the text breaks the rule or the instant lies outside 0..kMaxEventTime.
 [[nodiscard]] std::optional<EventTime> parseRfc3339(std::string_view text);
 
-// The live service's extra rule (SPEC §1): an event stamped later than its Kafka record's
+// The live service's extra rule (docs/rule.md §1): an event stamped later than its Kafka record's
 // timestamp plus the allowed skew (>= 0) is rejected as future_event_time. A bound past the
 // int64 range is no bound: nothing is later than it.
 [[nodiscard]] inline bool isFutureEventTime(EventTime event_time, int64_t record_timestamp_ms,

@@ -2,16 +2,17 @@
 
 #include <string_view>
 
-// The Kafka record header names of the output records (SPEC §1 dead letters, §6 alerts), defined
-// once for the service that writes them and `fraud-loadgen verify` that audits them. They live in
-// detectors/ because they are part of the output contract, not of the transport: plain names, no
-// librdkafka type.
+// The Kafka record header names of the output records (docs/rule.md §1 dead letters, §6 alerts),
+// defined once for the service that writes them and `fraud-loadgen verify` that audits them. They
+// live in detectors/ because they are part of the output contract, not of the transport: plain
+// names, no librdkafka type.
 namespace fraud::detectors::headers {
 
-// Alerts (SPEC §6): the alert's idempotency_key, so consumers can drop repeats unparsed.
+// Alerts (docs/rule.md §6): the alert's idempotency_key, so consumers can drop repeats unparsed.
 inline constexpr std::string_view kIdempotencyKey = "idempotency-key";
 
-// Dead letters (SPEC §1): why the record was rejected (rejectReasonName) and where it came from.
+// Dead letters (docs/rule.md §1): why the record was rejected (rejectReasonName) and where it came
+// from.
 inline constexpr std::string_view kRejectReason = "reject-reason";
 inline constexpr std::string_view kSourceTopic = "source-topic";
 inline constexpr std::string_view kSourcePartition = "source-partition";

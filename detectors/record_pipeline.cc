@@ -14,7 +14,7 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
                                               CardStore& store) {
   Slot& s = slots_[slot];
   if (!s.decoder) s.decoder = std::make_unique<RecordDecoder>();
-  auto decoded = s.decoder->decode(value);  // SPEC §1
+  auto decoded = s.decoder->decode(value);  // docs/rule.md §1
   PreparedRecord& record = s.record;
   record.rejected = decoded.rejected;
   record.tx = decoded.tx;
@@ -24,7 +24,7 @@ const PreparedRecord& RecordPipeline::prepare(size_t slot, std::string_view valu
     record.rejected = RejectReason::kFutureEventTime;
     return record;
   }
-  record.card_ref = hasher_.hash(record.tx.card);  // SPEC §5
+  record.card_ref = hasher_.hash(record.tx.card);  // docs/rule.md §5
   store.prefetch(record.card_ref);
   return record;
 }
@@ -78,9 +78,9 @@ RecordOutcome RecordPipeline::detect(size_t slot, PartitionDetector& detector,
     counts_.countRejected(*record.rejected);
     return outcome;
   }
-  outcome.detected = detector.process(record.card_ref, record.tx);  // SPEC §2–§4
+  outcome.detected = detector.process(record.card_ref, record.tx);  // docs/rule.md §2–§4
   counts_.count(outcome.detected);
-  if (outcome.detected.alert) {  // SPEC §5, §6
+  if (outcome.detected.alert) {  // docs/rule.md §5, §6
     outcome.alert_key = AlertKey::of(*outcome.detected.alert);
     const size_t before = alert_json.size();
     appendAlertJson(alert_json, *outcome.detected.alert, *outcome.alert_key, detector.options(),

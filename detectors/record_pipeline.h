@@ -19,11 +19,11 @@ namespace fraud::detectors {
 
 // The rule's parameters are the detector's (PartitionDetector::options()); these are the rest.
 struct PipelineOptions {
-  // SPEC §1 future_event_time: records whose event time lies beyond their record timestamp
+  // docs/rule.md §1 future_event_time: records whose event time lies beyond their record timestamp
   // plus this are rejected. Nothing: no such check (`replay`: a file has no record timestamps).
   std::optional<int64_t> max_future_skew_ms;
-  // The wall clock that stamps `detected_at` in rendered alerts (SPEC §6), read once per alert.
-  // detectors/ reads no clock itself; the caller passes one (a fixed one in tests).
+  // The wall clock that stamps `detected_at` in rendered alerts (docs/rule.md §6), read once per
+  // alert. detectors/ reads no clock itself; the caller passes one (a fixed one in tests).
   int64_t (*detected_at_ms)() = nullptr;  // nullptr: detected_at 0
 };
 
@@ -31,13 +31,13 @@ struct PipelineOptions {
 struct PreparedRecord {
   std::optional<RejectReason> rejected;  // set: a dead letter, nothing else below is meaningful
   Transaction tx;                        // its views live until the next prepare() of the same slot
-  CardRef card_ref;                      // HMAC of tx.card (SPEC §5)
+  CardRef card_ref;                      // HMAC of tx.card (docs/rule.md §5)
 };
 
 // What detect() made of one record.
 struct RecordOutcome {
-  // Set when the record was rejected (SPEC §1): the live service writes it as a dead letter with
-  // this reason (rejectReasonName); the detector never saw it.
+  // Set when the record was rejected (docs/rule.md §1): the live service writes it as a dead letter
+  // with this reason (rejectReasonName); the detector never saw it.
   std::optional<RejectReason> rejected;
   // When not rejected: the detector's outcome, evictions, and the alert if one was raised.
   PartitionDetector::Result detected;
@@ -48,8 +48,8 @@ struct RecordOutcome {
   size_t alert_json_size = 0;
 };
 
-// The one path a record takes from bytes to an alert (SPEC §1–§6), shared by the live service,
-// `fraud-detector replay` and `fraud-loadgen verify`, so they cannot drift:
+// The one path a record takes from bytes to an alert (docs/rule.md §1–§6), shared by the live
+// service, `fraud-detector replay` and `fraud-loadgen verify`, so they cannot drift:
 //
 //   prepare:  decode (RecordDecoder) -> future-skew check (optional) -> card_ref -> prefetch
 //   detect:   PartitionDetector::process -> count (OutcomeCounts) -> render alert JSON
@@ -104,7 +104,7 @@ class RecordPipeline {
   [[nodiscard]] const PreparedRecord& prepared(size_t slot) const { return slots_[slot].record; }
   [[nodiscard]] const PipelineOptions& options() const { return options_; }
 
-  // Every record detected so far (SPEC §6 counts).
+  // Every record detected so far (docs/rule.md §6 counts).
   [[nodiscard]] const OutcomeCounts& counts() const { return counts_; }
   // The counts since the last call, for a caller that reports intervals.
   [[nodiscard]] OutcomeCounts takeCounts();

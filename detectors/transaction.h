@@ -6,7 +6,7 @@
 
 namespace fraud::detectors {
 
-// Event time: milliseconds since the Unix epoch (SPEC §1), 0..kMaxEventTime.
+// Event time: milliseconds since the Unix epoch (docs/rule.md §1), 0..kMaxEventTime.
 using EventTime = int64_t;
 inline constexpr EventTime kMaxEventTime = 253'402'300'799'999;  // 9999-12-31T23:59:59.999Z
 
@@ -29,7 +29,7 @@ struct Country {
 };
 inline constexpr unsigned kCountryIndexCount = 26 * 26;
 
-// A validated input record (SPEC §1). The views point into the decoder that produced it and
+// A validated input record (docs/rule.md §1). The views point into the decoder that produced it and
 // are valid until its next decode() call.
 struct Transaction {
   std::string_view tx_id;

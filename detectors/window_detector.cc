@@ -13,7 +13,7 @@ bool WindowDetector::isDuplicate(const CardState& state, std::string_view tx_id,
 WindowDetector::Accepted WindowDetector::accept(CardState& state, const CardRef& card_ref,
                                                 const Transaction& tx, EventTime live_from) {
   auto& events = state.events;
-  // Dead events and a dead incident never take part again (SPEC §2, §4): drop them now.
+  // Dead events and a dead incident never take part again (docs/rule.md §2, §4): drop them now.
   events.eraseBefore(live_from);
   if (state.incident && state.incident->end < live_from) state.incident.reset();
 

@@ -11,14 +11,14 @@
 
 namespace fraud::detectors {
 
-// The per-card rule (SPEC §2 steps 2–3, §3, §4) over one card's state. Pure: no clock, no I/O.
-// `live_from` is the partition's live horizon ST(p) - G - W: events before it are dead.
-// Not thread-safe (it keeps a scratch tally); one per partition worker.
+// The per-card rule (docs/rule.md §2 steps 2–3, §3, §4) over one card's state. Pure: no clock, no
+// I/O. `live_from` is the partition's live horizon ST(p) - G - W: events before it are dead. Not
+// thread-safe (it keeps a scratch tally); one per partition worker.
 class WindowDetector {
  public:
   explicit WindowDetector(const DetectorOptions& options) : options_(options) {}
 
-  // SPEC §2 step 2: the card holds a live event with this tx_id.
+  // docs/rule.md §2 step 2: the card holds a live event with this tx_id.
   [[nodiscard]] static bool isDuplicate(const CardState& state, std::string_view tx_id,
                                         EventTime live_from);
 
@@ -27,9 +27,9 @@ class WindowDetector {
     std::optional<Alert> alert;
   };
 
-  // SPEC §2 step 3 onward: drops the card's dead events and dead incident, adds the transaction,
-  // evicts the earliest events beyond max_events, then runs detection (§3) and updates the
-  // incident (§4). `live_from` is the horizon after stream time took in the transaction.
+  // docs/rule.md §2 step 3 onward: drops the card's dead events and dead incident, adds the
+  // transaction, evicts the earliest events beyond max_events, then runs detection (§3) and updates
+  // the incident (§4). `live_from` is the horizon after stream time took in the transaction.
   [[nodiscard]] Accepted accept(CardState& state, const CardRef& card_ref, const Transaction& tx,
                                 EventTime live_from);
 
@@ -38,7 +38,7 @@ class WindowDetector {
     EventList::Cursor begin;  // S(s*) is the events from begin up to (not including) end_offset
     uint32_t end_offset = 0;
   };
-  // SPEC §3: S(s*) for the smallest qualifying s in [t - W, t], if any.
+  // docs/rule.md §3: S(s*) for the smallest qualifying s in [t - W, t], if any.
   [[nodiscard]] std::optional<Window> smallestQualifyingWindow(const CardState& state, EventTime t);
 
   DetectorOptions options_;

@@ -20,6 +20,7 @@
 #include "loadgen/truth_file.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/producer.h"
+#include "service/kafka/wall_clock.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -50,12 +51,6 @@ void onDelivery(rd_kafka_t* /*producer*/, const rd_kafka_message_t* message, voi
     ++deliveries.failed;
     ++deliveries.failures[rd_kafka_err2name(message->err)];
   }
-}
-
-int64_t wallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 int64_t monotonicNs() {
@@ -154,7 +149,7 @@ std::vector<std::string> sortedCountries(const FraudScenario& scenario) {
   return names;
 }
 
-// Writes the scenarios that SPEC guarantees an alert to the truth file.
+// Writes the scenarios that the rule (docs/rule.md) guarantees an alert to the truth file.
 class TruthWriter {
  public:
   TruthWriter(const ProductionOptions& options, const detectors::CardHasher* hasher,
@@ -231,223 +226,296 @@ std::vector<std::string> ProductionOptions::validate(bool have_key) const {
   return problems;
 }
 
-int runProduction(const ProductionOptions& o, const detectors::CardHasher* hasher,
-                  const std::atomic<bool>& stop) {
-  std::string error;
-  const auto fail = [&](int status) {
-    std::fprintf(stderr, "fraud-loadgen: %s\n", error.c_str());
-    return status;
-  };
+namespace {
 
-  Deliveries deliveries;
-  kafka::KafkaHandle producer;
-  rd_kafka_topic_t* topic = nullptr;
-  int32_t partitions = o.partitions.value_or(kDefaultPartitions);
-  if (!o.brokers.empty()) {
-    producer = makeProducer(o, deliveries, error);
-    if (!producer) return fail(2);
+// One production run, step by step: connect, open the outputs, start measuring, produce the
+// records (paced or not), drain, then the summary. Lives on the calling thread; the alert
+// watcher and the lag sampler run threads of their own.
+class ProductionRun {
+ public:
+  ProductionRun(const ProductionOptions& o, const detectors::CardHasher* hasher)
+      : o_(o),
+        hasher_(hasher),
+        partitions_(o.partitions.value_or(kDefaultPartitions)),
+        watcher_(tracker_),
+        pacer_(o.rate.value_or(1)),
+        model_(o.traffic),
+        last_clock_(o.traffic.start_time) {}
+
+  // Every step before production; false with error() set on a setup error.
+  [[nodiscard]] bool setUp() {
+    if (!o_.brokers.empty() && !connect()) return false;
+    if (!files_.open(o_.output_dir, o_.output_single, partitions_, error_)) return false;
+    truth_.emplace(o_, hasher_, partitions_);
+    if (!truth_->open(error_)) return false;
+    startLatencyMeasurement();
+    return producer_ == nullptr || o_.lag_group.empty() ||
+           lag_.start(consumerProperties(o_), o_.lag_group, o_.topic, partitions_, error_);
+  }
+
+  void produce(const std::atomic<bool>& stop);
+  void drain();
+  [[nodiscard]] ordered_json summary() const;
+  void fillSeries(ordered_json summary) const;
+
+  [[nodiscard]] const std::string& error() const { return error_; }
+  [[nodiscard]] int exitStatus() const {
+    const bool all_delivered =
+        !producer_ || (deliveries_.failed == 0 && deliveries_.acked == sent_);
+    return io_failed_ || !all_delivered ? 1 : 0;
+  }
+
+ private:
+  // The producer and the topic's partition count from the broker.
+  bool connect() {
+    producer_ = makeProducer(o_, deliveries_, error_);
+    if (!producer_) return false;
     const auto count =
-        kafka::topicPartitionCount(producer.get(), o.topic, kMetadataTimeoutMs, error);
-    if (!count) return fail(2);
-    if (o.partitions && *o.partitions != *count) {
-      error = "--partitions " + std::to_string(*o.partitions) + " but topic " + o.topic + " has " +
-              std::to_string(*count);
-      return fail(2);
+        kafka::topicPartitionCount(producer_.get(), o_.topic, kMetadataTimeoutMs, error_);
+    if (!count) return false;
+    if (o_.partitions && *o_.partitions != *count) {
+      error_ = "--partitions " + std::to_string(*o_.partitions) + " but topic " + o_.topic +
+               " has " + std::to_string(*count);
+      return false;
     }
-    partitions = *count;
-    topic = rd_kafka_topic_new(producer.get(), o.topic.c_str(), nullptr);
+    partitions_ = *count;
+    topic_ = kafka::TopicHandle(rd_kafka_topic_new(producer_.get(), o_.topic.c_str(), nullptr));
+    return true;
   }
-  // Destroyed before the producer (declared after it).
-  const kafka::TopicHandle topic_guard(topic);
 
-  RecordFiles files;
-  if (!files.open(o.output_dir, o.output_single, partitions, error)) return fail(2);
-  TruthWriter truth(o, hasher, partitions);
-  if (!truth.open(error)) return fail(2);
-
-  LatencyTracker tracker;
-  AlertWatcher watcher(tracker);
-  std::unique_ptr<TopicDetector> mirror;
-  std::string latency_note;
-  if (producer && o.measure_latency) {
-    if (hasher == nullptr) {
-      latency_note = "not measured: no card-hash key";
-    } else if (std::string watch_error;
-               !watcher.start(consumerProperties(o), o.alerts_topic, watch_error)) {
-      latency_note = "not measured: " + watch_error;
-    } else {
-      mirror = std::make_unique<TopicDetector>(partitions, o.traffic.detector, *hasher,
-                                               o.max_future_skew_ms);
+  // The alerts watcher and the offline engine that says which record triggers which alert;
+  // without them, the reason in latency_note_.
+  void startLatencyMeasurement() {
+    if (producer_ && o_.measure_latency) {
+      if (hasher_ == nullptr) {
+        latency_note_ = "not measured: no card-hash key";
+      } else if (std::string watch_error;
+                 !watcher_.start(consumerProperties(o_), o_.alerts_topic, watch_error)) {
+        latency_note_ = "not measured: " + watch_error;
+      } else {
+        mirror_ = std::make_unique<TopicDetector>(partitions_, o_.traffic.detector, *hasher_,
+                                                  o_.max_future_skew_ms);
+      }
+    } else if (producer_) {
+      latency_note_ = "not measured: --no-latency";
     }
-  } else if (producer) {
-    latency_note = "not measured: --no-latency";
-  }
-  if (!latency_note.empty() && o.progress) {
-    std::fprintf(stderr, "fraud-loadgen: latency %s\n", latency_note.c_str());
+    if (!latency_note_.empty() && o_.progress) {
+      std::fprintf(stderr, "fraud-loadgen: latency %s\n", latency_note_.c_str());
+    }
   }
 
-  LagSampler lag;
-  if (producer && !o.lag_group.empty() &&
-      !lag.start(consumerProperties(o), o.lag_group, o.topic, partitions, error)) {
-    return fail(2);
+  // How many records the run may produce at most (a count, or a file-only duration).
+  [[nodiscard]] uint64_t recordLimit() const {
+    if (o_.count) return *o_.count;
+    if (!producer_ && o_.duration_s) {
+      return static_cast<uint64_t>(*o_.duration_s * o_.traffic.model_rate);
+    }
+    return UINT64_MAX;
   }
 
-  const bool paced = producer && o.rate.has_value();
-  uint64_t limit = UINT64_MAX;
-  if (o.count) {
-    limit = *o.count;
-  } else if (!producer && o.duration_s) {
-    limit = static_cast<uint64_t>(*o.duration_s * o.traffic.model_rate);
-  }
-  const Pacer pacer(o.rate.value_or(1));
-  RateHistory history;
-  TrafficModel model(o.traffic);
+  void produceOne(const GeneratedRecord& record);
+  void sendToKafka(int32_t partition, const GeneratedRecord& record);
+
+  const ProductionOptions& o_;
+  const detectors::CardHasher* hasher_;
+  std::string error_;
+  Deliveries deliveries_;
+  kafka::KafkaHandle producer_;
+  kafka::TopicHandle topic_;  // declared after the producer: destroyed before it
+  int32_t partitions_;
+  RecordFiles files_;
+  std::optional<TruthWriter> truth_;  // once the partition count is known
+  LatencyTracker tracker_;
+  AlertWatcher watcher_;
+  std::unique_ptr<TopicDetector> mirror_;
+  std::string latency_note_;
+  LagSampler lag_;
+  const Pacer pacer_;
+  RateHistory history_;
+  TrafficModel model_;
+  std::array<uint64_t, kRecordKindCount> kinds_{};
+  uint64_t sent_ = 0;
+  uint64_t queue_full_waits_ = 0;
+  std::optional<detectors::EventTime> first_event_time_;
+  detectors::EventTime last_clock_;
+  bool io_failed_ = false;
+  Clock::time_point t0_;
+  std::optional<ProgressLine> progress_;  // from the start of production
+  Clock::duration production_elapsed_{};
+  Clock::duration acked_elapsed_{};
+  std::optional<int64_t> lag_at_production_end_;
+  double cpu_s_ = 0;
+};
+
+void ProductionRun::produce(const std::atomic<bool>& stop) {
+  const bool paced = producer_ && o_.rate.has_value();
+  const uint64_t limit = recordLimit();
   GeneratedRecord record;
-  std::array<uint64_t, kRecordKindCount> kinds{};
-  uint64_t sent = 0;
-  uint64_t queue_full_waits = 0;
-  std::optional<detectors::EventTime> first_event_time;
-  detectors::EventTime last_clock = o.traffic.start_time;
-  bool io_failed = false;
-
-  const auto t0 = Clock::now();
-  const Clock::time_point deadline = producer && o.duration_s
-                                         ? t0 + std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(*o.duration_s))
+  t0_ = Clock::now();
+  const Clock::time_point deadline = producer_ && o_.duration_s
+                                         ? t0_ + std::chrono::duration_cast<Clock::duration>(
+                                                     std::chrono::duration<double>(*o_.duration_s))
                                          : Clock::time_point::max();
-  ProgressLine progress(o.progress, t0);
-
-  while (sent < limit && !stop && !io_failed) {
+  progress_.emplace(o_.progress, t0_);
+  while (sent_ < limit && !stop && !io_failed_) {
     auto now = Clock::now();
     if (now >= deadline) break;
     const uint64_t burst_end =
-        paced ? std::min(limit, pacer.dueBy(now - t0)) : std::min(limit, sent + kUnpacedBurst);
-    const uint64_t burst_start = sent;
-    while (sent < burst_end && !io_failed) {
-      model.next(record);
-      ++kinds[static_cast<size_t>(record.kind)];
-      if (!first_event_time) first_event_time = record.event_time;
-      last_clock = record.sent_at;
-      const int32_t partition = detectors::partitionFor(o.partitioner, record.key, partitions);
-      if (!files.append(partition, record.value, error)) io_failed = true;
-      if (producer) {
-        const int64_t timestamp = wallClockMs();
-        if (mirror) {
-          const auto outcome = mirror->process(partition, record.value, timestamp);
-          if (outcome.alert_key) tracker.expect(outcome.alert_key->idempotency_key, monotonicNs());
-        }
-        while (true) {
-          const rd_kafka_resp_err_t err =
-              kafka::produce(producer.get(), topic, partition, record.key, record.value, timestamp);
-          if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
-          if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-            ++deliveries.failed;
-            ++deliveries.failures[rd_kafka_err2name(err)];
-            break;
-          }
-          ++queue_full_waits;
-          rd_kafka_poll(producer.get(), 5);
-        }
-      }
-      ++sent;
-      for (const auto& scenario : model.takeCompletedScenarios()) {
-        if (!truth.add(scenario, error)) io_failed = true;
-      }
+        paced ? std::min(limit, pacer_.dueBy(now - t0_)) : std::min(limit, sent_ + kUnpacedBurst);
+    const uint64_t burst_start = sent_;
+    while (sent_ < burst_end && !io_failed_) {
+      model_.next(record);
+      produceOne(record);
     }
-    history.add(now - t0, sent - burst_start);
-    if (producer) rd_kafka_poll(producer.get(), 0);
+    history_.add(now - t0_, sent_ - burst_start);
+    if (producer_) rd_kafka_poll(producer_.get(), 0);
     now = Clock::now();
-    progress.maybePrint(now, sent, deliveries, producer.get(), lag.latest());
-    if (paced && sent < limit) {
-      const auto next_due = t0 + pacer.dueAt(sent);
+    progress_->maybePrint(now, sent_, deliveries_, producer_.get(), lag_.latest());
+    if (paced && sent_ < limit) {
+      const auto next_due = t0_ + pacer_.dueAt(sent_);
       if (next_due > now) std::this_thread::sleep_until(std::min(next_due, now + kMaxSleep));
     }
   }
-  const auto production_elapsed = Clock::now() - t0;
-  const std::optional<int64_t> lag_at_production_end = lag.latest();
+  production_elapsed_ = Clock::now() - t0_;
+  lag_at_production_end_ = lag_.latest();
+}
 
-  for (const auto& scenario : model.takeOpenScenarios()) {
-    if (!truth.add(scenario, error)) io_failed = true;
+void ProductionRun::produceOne(const GeneratedRecord& record) {
+  ++kinds_[static_cast<size_t>(record.kind)];
+  if (!first_event_time_) first_event_time_ = record.event_time;
+  last_clock_ = record.sent_at;
+  const int32_t partition = detectors::partitionFor(o_.partitioner, record.key, partitions_);
+  if (!files_.append(partition, record.value, error_)) io_failed_ = true;
+  if (producer_) sendToKafka(partition, record);
+  ++sent_;
+  for (const auto& scenario : model_.takeCompletedScenarios()) {
+    if (!truth_->add(scenario, error_)) io_failed_ = true;
   }
-  if (!files.close(error) || !truth.close(error)) io_failed = true;
-  if (io_failed) std::fprintf(stderr, "fraud-loadgen: %s\n", error.c_str());
+}
 
-  if (producer) {
+void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record) {
+  const int64_t timestamp = kafka::wallClockMs();
+  if (mirror_) {
+    const auto outcome = mirror_->process(partition, record.value, timestamp);
+    if (outcome.alert_key) tracker_.expect(outcome.alert_key->idempotency_key, monotonicNs());
+  }
+  while (true) {
+    const rd_kafka_resp_err_t err = kafka::produce(producer_.get(), topic_.get(), partition,
+                                                   record.key, record.value, timestamp);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      ++deliveries_.failed;
+      ++deliveries_.failures[rd_kafka_err2name(err)];
+      return;
+    }
+    ++queue_full_waits_;
+    rd_kafka_poll(producer_.get(), 5);
+  }
+}
+
+// Closes the files and the truth file, waits for the broker's acknowledgements and for the
+// trailing alerts, and stops the measuring threads.
+void ProductionRun::drain() {
+  for (const auto& scenario : model_.takeOpenScenarios()) {
+    if (!truth_->add(scenario, error_)) io_failed_ = true;
+  }
+  if (!files_.close(error_) || !truth_->close(error_)) io_failed_ = true;
+  if (io_failed_) std::fprintf(stderr, "fraud-loadgen: %s\n", error_.c_str());
+
+  if (producer_) {
     const auto flush_start = Clock::now();
-    while (rd_kafka_outq_len(producer.get()) > 0 && Clock::now() - flush_start < kFlushLimit) {
-      rd_kafka_flush(producer.get(), 1000);
-      progress.maybePrint(Clock::now(), sent, deliveries, producer.get(), lag.latest());
+    while (rd_kafka_outq_len(producer_.get()) > 0 && Clock::now() - flush_start < kFlushLimit) {
+      rd_kafka_flush(producer_.get(), 1000);
+      progress_->maybePrint(Clock::now(), sent_, deliveries_, producer_.get(), lag_.latest());
     }
   }
-  const auto acked_elapsed = Clock::now() - t0;
-  const double cpu = cpuSeconds();
-  if (mirror) {
+  acked_elapsed_ = Clock::now() - t0_;
+  cpu_s_ = cpuSeconds();
+  if (mirror_) {
     const auto wait_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(o.latency_wait_s));
-    while (!tracker.allArrived() && Clock::now() < wait_end) {
+                                             std::chrono::duration<double>(o_.latency_wait_s));
+    while (!tracker_.allArrived() && Clock::now() < wait_end) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    watcher.stop();
+    watcher_.stop();
   }
-  lag.stop();
+  lag_.stop();
+}
 
+ordered_json ProductionRun::summary() const {
   ordered_json summary;
-  summary["records"] = sent;
+  summary["records"] = sent_;
   ordered_json by_kind;
   for (size_t k = 0; k < kRecordKindCount; ++k) {
-    by_kind[std::string(recordKindName(static_cast<RecordKind>(k)))] = kinds[k];
+    by_kind[std::string(recordKindName(static_cast<RecordKind>(k)))] = kinds_[k];
   }
   summary["kinds"] = by_kind;
-  summary["scenarios"] = {{"injected", truth.injected()},
-                          {"must_alert", truth.guaranteed()},
-                          {"skipped_no_free_card", model.scenariosSkipped()}};
-  summary["partitions"] = partitions;
-  summary["partitioner"] = std::string(detectors::partitionerName(o.partitioner));
-  summary["seed"] = o.traffic.seed;
-  summary["model_clock"] = {{"start", o.traffic.start_time},
-                            {"end", last_clock},
-                            {"first_event_time", first_event_time.value_or(0)}};
-  const double elapsed = seconds(production_elapsed);
+  summary["scenarios"] = {{"injected", truth_->injected()},
+                          {"must_alert", truth_->guaranteed()},
+                          {"skipped_no_free_card", model_.scenariosSkipped()}};
+  summary["partitions"] = partitions_;
+  summary["partitioner"] = std::string(detectors::partitionerName(o_.partitioner));
+  summary["seed"] = o_.traffic.seed;
+  summary["model_clock"] = {{"start", o_.traffic.start_time},
+                            {"end", last_clock_},
+                            {"first_event_time", first_event_time_.value_or(0)}};
+  const double elapsed = seconds(production_elapsed_);
   summary["elapsed_s"] = elapsed;
-  summary["cpu_s"] = cpu;
-  if (producer) {
-    summary["topic"] = o.topic;
-    summary["target_rate"] = o.rate ? ordered_json(*o.rate) : ordered_json("max");
-    summary["achieved_rate"] = elapsed > 0 ? static_cast<double>(sent) / elapsed : 0.0;
-    const auto complete = static_cast<size_t>(elapsed);
-    const auto deviation =
-        o.rate ? history.maxDeviation(*o.rate, 10, complete) : std::optional<double>();
-    summary["rate_max_deviation_10s"] = deviation ? ordered_json(*deviation) : ordered_json();
-    summary["acked"] = deliveries.acked;
-    summary["errors"] = deliveries.failed;
-    summary["error_reasons"] = deliveries.failures;
-    summary["acked_rate"] = static_cast<double>(deliveries.acked) / seconds(acked_elapsed);
-    summary["queue_full_waits"] = queue_full_waits;
-    summary["latency"] = mirror ? latencyJson(tracker.summary()) : ordered_json(latency_note);
-    if (!o.lag_group.empty()) {
-      const auto l = lag.summary();
-      summary["consumer_lag"] = {{"group", o.lag_group}, {"samples", l.samples}, {"max", l.max},
-                                 {"p50", l.p50},         {"p99", l.p99},         {"last", l.last}};
-      summary["consumer_lag"]["at_production_end"] =
-          lag_at_production_end ? ordered_json(*lag_at_production_end) : ordered_json();
-    }
-    if (mirror) summary["latency"]["alerts_consumer_errors"] = watcher.consumeErrors();
-  } else {
-    summary["generation_rate"] = elapsed > 0 ? static_cast<double>(sent) / elapsed : 0.0;
+  summary["cpu_s"] = cpu_s_;
+  if (!producer_) {
+    summary["generation_rate"] = elapsed > 0 ? static_cast<double>(sent_) / elapsed : 0.0;
+    return summary;
   }
+  summary["topic"] = o_.topic;
+  summary["target_rate"] = o_.rate ? ordered_json(*o_.rate) : ordered_json("max");
+  summary["achieved_rate"] = elapsed > 0 ? static_cast<double>(sent_) / elapsed : 0.0;
+  const auto complete = static_cast<size_t>(elapsed);
+  const auto deviation =
+      o_.rate ? history_.maxDeviation(*o_.rate, 10, complete) : std::optional<double>();
+  summary["rate_max_deviation_10s"] = deviation ? ordered_json(*deviation) : ordered_json();
+  summary["acked"] = deliveries_.acked;
+  summary["errors"] = deliveries_.failed;
+  summary["error_reasons"] = deliveries_.failures;
+  summary["acked_rate"] = static_cast<double>(deliveries_.acked) / seconds(acked_elapsed_);
+  summary["queue_full_waits"] = queue_full_waits_;
+  summary["latency"] = mirror_ ? latencyJson(tracker_.summary()) : ordered_json(latency_note_);
+  if (!o_.lag_group.empty()) {
+    const auto l = lag_.summary();
+    summary["consumer_lag"] = {{"group", o_.lag_group}, {"samples", l.samples}, {"max", l.max},
+                               {"p50", l.p50},          {"p99", l.p99},         {"last", l.last}};
+    summary["consumer_lag"]["at_production_end"] =
+        lag_at_production_end_ ? ordered_json(*lag_at_production_end_) : ordered_json();
+  }
+  if (mirror_) summary["latency"]["alerts_consumer_errors"] = watcher_.consumeErrors();
+  return summary;
+}
+
+void ProductionRun::fillSeries(ordered_json summary) const {
+  if (o_.series == nullptr) return;
+  o_.series->start_ns = std::chrono::nanoseconds(t0_.time_since_epoch()).count();
+  o_.series->production_s = seconds(production_elapsed_);
+  o_.series->sent_per_second = history_.perSecond();
+  o_.series->lag = lag_.timedSamples();
+  if (mirror_) o_.series->latencies = tracker_.samples();
+  o_.series->summary = std::move(summary);
+}
+
+}  // namespace
+
+int runProduction(const ProductionOptions& o, const detectors::CardHasher* hasher,
+                  const std::atomic<bool>& stop) {
+  ProductionRun run(o, hasher);
+  if (!run.setUp()) {
+    std::fprintf(stderr, "fraud-loadgen: %s\n", run.error().c_str());
+    return 2;
+  }
+  run.produce(stop);
+  run.drain();
+  auto summary = run.summary();
   std::printf("%s\n", summary.dump(2).c_str());
   std::fflush(stdout);
-  if (o.series != nullptr) {
-    o.series->start_ns = std::chrono::nanoseconds(t0.time_since_epoch()).count();
-    o.series->production_s = elapsed;
-    o.series->sent_per_second = history.perSecond();
-    o.series->lag = lag.timedSamples();
-    if (mirror) o.series->latencies = tracker.samples();
-    o.series->summary = std::move(summary);
-  }
-
-  const bool all_delivered = !producer || (deliveries.failed == 0 && deliveries.acked == sent);
-  return io_failed || !all_delivered ? 1 : 0;
+  run.fillSeries(std::move(summary));
+  return run.exitStatus();
 }
 
 }  // namespace fraud::loadgen

@@ -10,7 +10,7 @@
 
 namespace fraud::loadgen {
 
-// How a record writes its event_time (SPEC §1 allows both forms).
+// How a record writes its event_time (docs/rule.md §1 allows both forms).
 enum class TimeFormat : uint8_t {
   kEpochMillis,    // 1700000000123
   kRfc3339Utc,     // "2023-11-14T22:13:20.123Z"
@@ -34,7 +34,7 @@ struct TransactionFields {
 // Appends the record as one JSON object on one line (no newline).
 void appendRecordJson(std::string& out, const TransactionFields& fields);
 
-// Ways a record is made invalid, each breaking exactly one rule of SPEC §1.
+// Ways a record is made invalid, each breaking exactly one rule of docs/rule.md §1.
 enum class Malformation : uint8_t {
   kTruncated,         // invalid_json: the object cut short
   kNanAmount,         // invalid_json: "amount":NaN

@@ -13,6 +13,7 @@
 
 #include "loadgen/latency_tracker.h"
 #include "loadgen/report_page.h"
+#include "service/kafka/wall_clock.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -154,12 +155,6 @@ ordered_json scenarioData(const std::vector<TruthScenario>& scenarios) {
     items.push_back(std::move(item));
   }
   return ordered_json{{"total", scenarios.size()}, {"items", std::move(items)}};
-}
-
-int64_t nowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -361,7 +356,7 @@ bool writeRunReport(const std::string& path, const ProductionOptions& options,
     if (!truth) return false;
     scenarios = std::move(*truth);
   }
-  const auto data = reportData(series, reportParameters(options), scenarios, nowMs());
+  const auto data = reportData(series, reportParameters(options), scenarios, kafka::wallClockMs());
   return writeReportFile(path, renderReport(data), error);
 }
 
@@ -379,7 +374,7 @@ bool addVerifyToReportFile(const std::string& path, const std::string& verify_pa
     }
     data = std::move(*parsed);
   } else {
-    data = emptyReportData(nowMs());
+    data = emptyReportData(kafka::wallClockMs());
   }
 
   std::string verify_text;
@@ -408,7 +403,7 @@ bool addVerifyToReportFile(const std::string& path, const std::string& verify_pa
             " is not JSON (the stdout of `fraud-loadgen verify`)";
     return false;
   }
-  if (!addVerifyResult(data, verify, nowMs(), error)) return false;
+  if (!addVerifyResult(data, verify, kafka::wallClockMs(), error)) return false;
   return writeReportFile(path, renderReport(data), error);
 }
 

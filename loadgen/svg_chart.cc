@@ -183,6 +183,86 @@ std::vector<double> niceTicks(double low, double high, int wanted) {
   return ticks;
 }
 
+namespace {
+
+// Data coordinates to the plot's pixels.
+struct PlotScale {
+  double x_lo;
+  double x_hi;
+  double y_top;
+  [[nodiscard]] double x(double v) const { return kLeft + kPlotWidth * (v - x_lo) / (x_hi - x_lo); }
+  [[nodiscard]] double y(double v) const { return kTop + kPlotHeight * (1 - v / y_top); }
+};
+
+// Each series as an optional area, a line and (when asked, or for a lone point) dots.
+void drawSeries(std::string& out, const LineChart& chart,
+                const std::vector<std::vector<Point>>& drawn, const PlotScale& scale) {
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    const auto& points = drawn[i];
+    const auto& s = chart.series[i];
+    if (points.empty()) continue;
+    std::string coordinates;
+    for (const auto& p : points) coordinates += num(scale.x(p.x)) + "," + num(scale.y(p.y)) + " ";
+    coordinates.pop_back();
+    if (s.area) {
+      out += "<polygon class=\"area\" fill=\"" + escape(s.color) + "\" points=\"" +
+             num(scale.x(points.front().x)) + "," + num(scale.y(0)) + " " + coordinates + " " +
+             num(scale.x(points.back().x)) + "," + num(scale.y(0)) + "\"/>";
+    }
+    out += "<polyline class=\"line" + std::string(s.dashed ? " dashed" : "") + "\" data-series=\"" +
+           escape(s.name) + "\" stroke=\"" + escape(s.color) + "\" points=\"" + coordinates +
+           "\"/>";
+    if (chart.dots || points.size() == 1) {
+      for (const auto& p : points) {
+        out += "<circle class=\"dot\" fill=\"" + escape(s.color) + "\" cx=\"" + num(scale.x(p.x)) +
+               "\" cy=\"" + num(scale.y(p.y)) + "\" r=\"3\"/>";
+      }
+    }
+  }
+}
+
+// The target line (horizontal) and the marker (vertical), each with its label.
+void drawTargetAndMarker(std::string& out, const LineChart& chart, const PlotScale& scale) {
+  if (chart.target_y && std::isfinite(*chart.target_y)) {
+    const double y = scale.y(*chart.target_y);
+    out += "<line class=\"target\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
+           "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
+    out += "<text class=\"note\" x=\"" + num(kLeft + kPlotWidth - 4) + "\" y=\"" + num(y - 6) +
+           "\" text-anchor=\"end\">" + escape(chart.target_label) + "</text>";
+  }
+  if (chart.marker_x && std::isfinite(*chart.marker_x)) {
+    const double x = scale.x(*chart.marker_x);
+    out += "<line class=\"marker\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) +
+           "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
+    out += "<text class=\"note\" x=\"" + num(x - 4) + "\" y=\"" + num(kTop - 8) +
+           "\" text-anchor=\"end\">" + escape(chart.marker_label) + "</text>";
+  }
+}
+
+// Hover columns: a native tooltip with every series' value at that x (no script needed).
+void drawHoverColumns(std::string& out, const LineChart& chart,
+                      const std::vector<std::vector<Point>>& drawn, const PlotScale& scale) {
+  if (drawn.empty() || drawn.front().empty() || drawn.front().size() > kMaxHoverColumns) return;
+  const auto& first = drawn.front();
+  for (size_t k = 0; k < first.size(); ++k) {
+    const double left =
+        k == 0 ? scale.x(first[k].x) : (scale.x(first[k - 1].x) + scale.x(first[k].x)) / 2;
+    const double right = k + 1 == first.size()
+                             ? scale.x(first[k].x)
+                             : (scale.x(first[k].x) + scale.x(first[k + 1].x)) / 2;
+    std::string tip = chart.x_label + " " + valueLabel(first[k].x, chart.x_unit);
+    for (size_t i = 0; i < drawn.size(); ++i) {
+      if (drawn[i].size() != first.size()) continue;
+      tip += "\n" + chart.series[i].name + ": " + valueLabel(drawn[i][k].y, chart.y_unit);
+    }
+    out += "<rect class=\"hover\" x=\"" + num(left) + "\" y=\"" + num(kTop) + "\" width=\"" +
+           num(std::max(1.0, right - left)) + "\" height=\"" + num(kPlotHeight) + "\"><title>" +
+           escape(tip) + "</title></rect>";
+  }
+}
+
+}  // namespace
+
 std::string renderLineChart(const LineChart& chart) {
   std::vector<std::vector<Point>> drawn;
   size_t total = 0;
@@ -209,80 +289,24 @@ std::string renderLineChart(const LineChart& chart) {
   if (!(y_max > 0)) y_max = 1;
 
   const auto y_ticks = niceTicks(0, y_max * 1.05, 5);
-  const double y_top = y_ticks.back();
   const auto x_ticks = niceTicks(x_min, x_max, 8);
-  const double x_lo = x_ticks.front();
-  const double x_hi = std::max(x_ticks.back(), x_max);
-  const auto sx = [&](double x) { return kLeft + kPlotWidth * (x - x_lo) / (x_hi - x_lo); };
-  const auto sy = [&](double y) { return kTop + kPlotHeight * (1 - y / y_top); };
+  const PlotScale scale{x_ticks.front(), std::max(x_ticks.back(), x_max), y_ticks.back()};
 
   std::string out;
   openSvg(out, chart.id, chart.title, total);
-  yGrid(out, y_ticks, y_top, chart.y_unit);
+  yGrid(out, y_ticks, scale.y_top, chart.y_unit);
   for (const double t : x_ticks) {
-    out += "<text class=\"tick\" x=\"" + num(sx(t)) + "\" y=\"" + num(kTop + kPlotHeight + 18) +
-           "\" text-anchor=\"middle\">" + escape(tickLabel(t, chart.x_unit)) + "</text>";
+    out += "<text class=\"tick\" x=\"" + num(scale.x(t)) + "\" y=\"" +
+           num(kTop + kPlotHeight + 18) + "\" text-anchor=\"middle\">" +
+           escape(tickLabel(t, chart.x_unit)) + "</text>";
   }
   out += "<line class=\"axis\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
          "\" y1=\"" + num(kTop + kPlotHeight) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
   axisLabels(out, chart.x_label, chart.y_label);
   if (total == 0) emptyPlot(out, "no data");
-
-  for (size_t i = 0; i < drawn.size(); ++i) {
-    const auto& points = drawn[i];
-    const auto& s = chart.series[i];
-    if (points.empty()) continue;
-    std::string coordinates;
-    for (const auto& p : points) coordinates += num(sx(p.x)) + "," + num(sy(p.y)) + " ";
-    coordinates.pop_back();
-    if (s.area) {
-      out += "<polygon class=\"area\" fill=\"" + escape(s.color) + "\" points=\"" +
-             num(sx(points.front().x)) + "," + num(sy(0)) + " " + coordinates + " " +
-             num(sx(points.back().x)) + "," + num(sy(0)) + "\"/>";
-    }
-    out += "<polyline class=\"line" + std::string(s.dashed ? " dashed" : "") + "\" data-series=\"" +
-           escape(s.name) + "\" stroke=\"" + escape(s.color) + "\" points=\"" + coordinates +
-           "\"/>";
-    if (chart.dots || points.size() == 1) {
-      for (const auto& p : points) {
-        out += "<circle class=\"dot\" fill=\"" + escape(s.color) + "\" cx=\"" + num(sx(p.x)) +
-               "\" cy=\"" + num(sy(p.y)) + "\" r=\"3\"/>";
-      }
-    }
-  }
-
-  if (chart.target_y && std::isfinite(*chart.target_y)) {
-    const double y = sy(*chart.target_y);
-    out += "<line class=\"target\" x1=\"" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
-           "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-    out += "<text class=\"note\" x=\"" + num(kLeft + kPlotWidth - 4) + "\" y=\"" + num(y - 6) +
-           "\" text-anchor=\"end\">" + escape(chart.target_label) + "</text>";
-  }
-  if (chart.marker_x && std::isfinite(*chart.marker_x)) {
-    const double x = sx(*chart.marker_x);
-    out += "<line class=\"marker\" x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(kTop) +
-           "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-    out += "<text class=\"note\" x=\"" + num(x - 4) + "\" y=\"" + num(kTop - 8) +
-           "\" text-anchor=\"end\">" + escape(chart.marker_label) + "</text>";
-  }
-
-  // Hover columns: a native tooltip with every series' value at that x (no script needed).
-  if (!drawn.empty() && !drawn.front().empty() && drawn.front().size() <= kMaxHoverColumns) {
-    const auto& first = drawn.front();
-    for (size_t k = 0; k < first.size(); ++k) {
-      const double left = k == 0 ? sx(first[k].x) : (sx(first[k - 1].x) + sx(first[k].x)) / 2;
-      const double right =
-          k + 1 == first.size() ? sx(first[k].x) : (sx(first[k].x) + sx(first[k + 1].x)) / 2;
-      std::string tip = chart.x_label + " " + valueLabel(first[k].x, chart.x_unit);
-      for (size_t i = 0; i < drawn.size(); ++i) {
-        if (drawn[i].size() != first.size()) continue;
-        tip += "\n" + chart.series[i].name + ": " + valueLabel(drawn[i][k].y, chart.y_unit);
-      }
-      out += "<rect class=\"hover\" x=\"" + num(left) + "\" y=\"" + num(kTop) + "\" width=\"" +
-             num(std::max(1.0, right - left)) + "\" height=\"" + num(kPlotHeight) + "\"><title>" +
-             escape(tip) + "</title></rect>";
-    }
-  }
+  drawSeries(out, chart, drawn, scale);
+  drawTargetAndMarker(out, chart, scale);
+  drawHoverColumns(out, chart, drawn, scale);
   out += "</svg>";
   return out;
 }

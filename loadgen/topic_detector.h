@@ -19,7 +19,7 @@ namespace fraud::loadgen {
 // The detection engine over a whole topic, offline: one PartitionDetector per partition over an
 // in-memory store, each partition's records fed in order through the record pipeline the live
 // service runs (detectors/record_pipeline.h), future_event_time check against the record
-// timestamp included (SPEC §1). What the live service must produce from the same partition
+// timestamp included (docs/rule.md §1). What the live service must produce from the same partition
 // sequences, from an empty state.
 // Not thread-safe.
 class TopicDetector {

@@ -41,7 +41,7 @@ struct TrafficOptions {
   double beyond_grace_fraction = 0.001;
   // Exact byte copies of a recent valid record, re-sent. 0..1.
   double duplicate_fraction = 0.002;
-  // Records that break SPEC §1 (invalid JSON, a missing or an invalid field). 0..1.
+  // Records that break docs/rule.md §1 (invalid JSON, a missing or an invalid field). 0..1.
   double malformed_fraction = 0.001;
   // Records whose event_time is an RFC 3339 string rather than epoch milliseconds. 0..1.
   double rfc3339_fraction = 0.05;
@@ -57,7 +57,7 @@ enum class RecordKind : uint8_t {
   kBeyondGrace,  // ordinary traffic stamped further back than the grace
   kFraud,        // a record of an injected scenario
   kDuplicate,    // a byte copy of a recent valid record
-  kMalformed,    // rejected by SPEC §1
+  kMalformed,    // rejected by docs/rule.md §1
 };
 inline constexpr size_t kRecordKindCount = 5;
 [[nodiscard]] std::string_view recordKindName(RecordKind kind);
@@ -87,8 +87,8 @@ struct FraudScenario {
   std::vector<std::string> tx_ids;
 
   [[nodiscard]] bool complete() const { return tx_ids.size() == planned_records; }
-  // SPEC guarantees an alert: the records sent hold at least N distinct countries within W (they
-  // are stamped within the grace, unique and valid, so all are accepted).
+  // the rule (docs/rule.md) guarantees an alert: the records sent hold at least N distinct
+  // countries within W (they are stamped within the grace, unique and valid, so all are accepted).
   [[nodiscard]] bool mustAlert(const detectors::DetectorOptions& options) const;
 };
 

@@ -9,8 +9,8 @@
 
 namespace fraud::loadgen {
 
-// One injected fraud scenario that SPEC says must raise an alert: one line of the truth file.
-// The clear card is never written; the card is named by its card_ref.
+// One injected fraud scenario that the rule (docs/rule.md) says must raise an alert: one line of
+// the truth file. The clear card is never written; the card is named by its card_ref.
 struct TruthScenario {
   uint64_t scenario = 0;
   std::string card_ref;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "detectors/record_headers.h"
@@ -29,10 +30,10 @@ kafka::KafkaProperties clientProperties(const VerifyOptions& o, const std::strin
   return properties;
 }
 
-// The input read: what the engine expects, and where each partition's last record is.
+// The input read: where each partition's first and last records are.
 struct InputScan {
-  std::vector<int64_t> data_end;  // per partition: offset after the last record read
-  ordered_json counts;
+  std::vector<int64_t> data_start;  // per partition: offset of the first record read, or -1
+  std::vector<int64_t> data_end;    // per partition: offset after the last record read
 };
 
 // Waits until the group has committed, on every partition, an offset at or past its last
@@ -113,6 +114,71 @@ std::vector<std::string> VerifyOptions::validate() const {
   return problems;
 }
 
+namespace {
+
+// Reads the input topic to `input_end` through the offline engine, telling `audit` what the
+// service must have written.
+std::optional<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
+                                   const std::vector<int64_t>& input_end, TopicDetector& engine,
+                                   Audit& audit, std::string& error) {
+  InputScan scan{std::vector<int64_t>(input_end.size(), -1),
+                 std::vector<int64_t>(input_end.size(), 0)};
+  const bool read = kafka::readToEnd(
+      consumer, o.topic, input_end,
+      [&](const rd_kafka_message_t& m) {
+        // A record without a timestamp is not checked for future_event_time, as in the service.
+        const auto outcome =
+            engine.process(m.partition, kafka::payloadOf(&m), kafka::timestampOf(&m));
+        if (outcome.rejected) audit.expectRejection(m.partition, m.offset, *outcome.rejected);
+        if (outcome.alert_key) audit.expectAlert(*outcome.alert_key, outcome.alert_json);
+        scan.data_end[static_cast<size_t>(m.partition)] = m.offset + 1;
+        auto& start = scan.data_start[static_cast<size_t>(m.partition)];
+        if (start < 0) start = m.offset;
+      },
+      static_cast<int>(o.stall_seconds * 1000), error);
+  if (!read) return std::nullopt;
+  return scan;
+}
+
+// Retention deleted the start of a partition: the engine cannot replay what the service saw,
+// so dead letters and alerts caused by those records show up as unexpected.
+void noteDeletedStarts(const std::vector<int64_t>& data_start, ordered_json& notes) {
+  for (size_t p = 0; p < data_start.size(); ++p) {
+    if (data_start[p] > 0) {
+      notes.push_back("input partition " + std::to_string(p) + " starts at offset " +
+                      std::to_string(data_start[p]) +
+                      ": earlier records were deleted, so they cannot be audited");
+    }
+  }
+}
+
+// Reads the alerts and dead-letter topics into `audit`.
+bool readOutputs(rd_kafka_t* consumer, const VerifyOptions& o, Audit& audit, ordered_json& notes,
+                 std::string& error) {
+  const bool alerts_read = readOptionalTopic(
+      consumer, o.alerts_topic, o.stall_seconds,
+      [&](const rd_kafka_message_t& m) {
+        audit.observeAlert(ObservedAlert{m.partition, m.offset, std::string(kafka::keyOf(&m)),
+                                         kafka::headerValue(&m, headers::kIdempotencyKey),
+                                         std::string(kafka::payloadOf(&m))});
+      },
+      notes, error);
+  if (!alerts_read) return false;
+  return readOptionalTopic(
+      consumer, o.dlq_topic, o.stall_seconds,
+      [&](const rd_kafka_message_t& m) {
+        audit.observeRejection(
+            ObservedRejection{m.partition, m.offset, kafka::headerValue(&m, headers::kRejectReason),
+                              kafka::headerValue(&m, headers::kSourceTopic),
+                              kafka::headerValue(&m, headers::kSourcePartition),
+                              kafka::headerValue(&m, headers::kSourceOffset)},
+            o.topic);
+      },
+      notes, error);
+}
+
+}  // namespace
+
 int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   std::string error;
   const auto fail = [&]() {
@@ -136,58 +202,14 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   if (!input_end) return fail();
 
   TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
-  std::vector<int64_t> data_end(static_cast<size_t>(*partitions), 0);
-  std::vector<int64_t> data_start(static_cast<size_t>(*partitions), -1);
-  const bool input_read = kafka::readToEnd(
-      consumer.get(), o.topic, *input_end,
-      [&](const rd_kafka_message_t& m) {
-        // A record without a timestamp is not checked for future_event_time, as in the service.
-        const auto outcome =
-            engine.process(m.partition, kafka::payloadOf(&m), kafka::timestampOf(&m));
-        if (outcome.rejected) audit.expectRejection(m.partition, m.offset, *outcome.rejected);
-        if (outcome.alert_key) audit.expectAlert(*outcome.alert_key, outcome.alert_json);
-        data_end[static_cast<size_t>(m.partition)] = m.offset + 1;
-        auto& start = data_start[static_cast<size_t>(m.partition)];
-        if (start < 0) start = m.offset;
-      },
-      static_cast<int>(o.stall_seconds * 1000), error);
-  if (!input_read) return fail();
-
+  const auto scan = readInput(consumer.get(), o, *input_end, engine, audit, error);
+  if (!scan) return fail();
   bool group_failed = false;
-  const ordered_json group = waitForGroup(o, data_end, error, group_failed);
+  const ordered_json group = waitForGroup(o, scan->data_end, error, group_failed);
   if (group_failed) return fail();
-
   ordered_json notes = ordered_json::array();
-  for (size_t p = 0; p < data_start.size(); ++p) {
-    // Retention deleted the start of the partition: the engine cannot replay what the service
-    // saw, so dead letters and alerts caused by those records show up as unexpected.
-    if (data_start[p] > 0) {
-      notes.push_back("input partition " + std::to_string(p) + " starts at offset " +
-                      std::to_string(data_start[p]) +
-                      ": earlier records were deleted, so they cannot be audited");
-    }
-  }
-  const bool alerts_read = readOptionalTopic(
-      consumer.get(), o.alerts_topic, o.stall_seconds,
-      [&](const rd_kafka_message_t& m) {
-        audit.observeAlert(ObservedAlert{m.partition, m.offset, std::string(kafka::keyOf(&m)),
-                                         kafka::headerValue(&m, headers::kIdempotencyKey),
-                                         std::string(kafka::payloadOf(&m))});
-      },
-      notes, error);
-  if (!alerts_read) return fail();
-  const bool dlq_read = readOptionalTopic(
-      consumer.get(), o.dlq_topic, o.stall_seconds,
-      [&](const rd_kafka_message_t& m) {
-        audit.observeRejection(
-            ObservedRejection{m.partition, m.offset, kafka::headerValue(&m, headers::kRejectReason),
-                              kafka::headerValue(&m, headers::kSourceTopic),
-                              kafka::headerValue(&m, headers::kSourcePartition),
-                              kafka::headerValue(&m, headers::kSourceOffset)},
-            o.topic);
-      },
-      notes, error);
-  if (!dlq_read) return fail();
+  noteDeletedStarts(scan->data_start, notes);
+  if (!readOutputs(consumer.get(), o, audit, notes, error)) return fail();
 
   ordered_json report = audit.report(o.list_limit);
   ordered_json out;

@@ -6,8 +6,8 @@
 
 namespace fraud::service {
 
-// A rejected record as it goes to the dead-letter topic (SPEC §8): its bytes as they came, or,
-// when key, value and headers together would exceed what the producer and the topic accept, cut
+// A rejected record as it goes to the dead-letter topic (docs/rule.md §8): its bytes as they came,
+// or, when key, value and headers together would exceed what the producer and the topic accept, cut
 // to fit. The record itself stays on the input topic; the dead letter says where it came from.
 struct DeadLetter {
   std::string_view key;

@@ -85,12 +85,7 @@ void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* mes
 void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
                                 std::string_view key, std::optional<std::string_view> value,
                                 std::initializer_list<Header> headers) {
-  rd_kafka_headers_t* kafka_headers =
-      headers.size() == 0 ? nullptr : rd_kafka_headers_new(headers.size());
-  for (const auto& h : headers) {
-    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
-                        h.value.data(), static_cast<ssize_t>(h.value.size()));
-  }
+  rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(headers);
   uint64_t seq = 0;
   {
     std::lock_guard lock(mu_);

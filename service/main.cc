@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "detectors/card_ref.h"
+#include "service/cli/detector_flags.h"
+#include "service/cli/suggestions.h"
 #include "service/core_dumps.h"
 #include "service/kafka/secret.h"
 #include "service/replay.h"
@@ -14,20 +16,6 @@
 #include "service/version.h"
 
 namespace {
-
-using fraud::detectors::DetectorOptions;
-
-void addDetectorFlags(CLI::App& cmd, DetectorOptions& options) {
-  cmd.add_option("--window-ms", options.window_ms, "Window W in milliseconds (>= 1)")
-      ->capture_default_str();
-  cmd.add_option("--grace-ms", options.grace_ms, "Grace G in milliseconds (>= 0)")
-      ->capture_default_str();
-  cmd.add_option("--threshold", options.threshold, "Distinct countries N that alert (>= 1)")
-      ->capture_default_str();
-  cmd.add_option("--max-events", options.max_events,
-                 "Live events M one card may hold (>= threshold)")
-      ->capture_default_str();
-}
 
 int replayMain(const fraud::service::ReplayOptions& options,
                const std::optional<std::string>& key_file) {
@@ -94,7 +82,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--card-hash-key-file", replay_key_file,
                          "File holding the card-hash key (less one trailing newline); wins "
                          "over FRAUD_CARD_HASH_KEY");
-  addDetectorFlags(*replay_cmd, replay.detector);
+  fraud::cli::addDetectorFlags(*replay_cmd, replay.detector);
   bool replay_allow_core_dumps = false;
   replay_cmd
       ->add_flag("--allow-core-dumps", replay_allow_core_dumps,
@@ -119,11 +107,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    return fraud::cli::exitOnParseError(app, e, argc, argv);
   }
 
   if (*run_cmd) {
+    // --http-port 0 asks for any free port; the probes then take any free port too, unless
+    // --probe-port (or FRAUD_PROBE_PORT) says otherwise, so that instances side by side on one
+    // host do not collide on the default probe port.
+    if (run.http_port == 0 && run_cmd->get_option("--probe-port")->count() == 0) {
+      run.probe_port = 0;
+    }
     if (!applyCoreDumpPolicy("run", run.allow_core_dumps)) return 1;
     // Blocked before any thread starts, so that only the service's signal thread sees them.
     sigset_t stop_signals;

@@ -198,7 +198,7 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                   .Register(registry)),
       rejected(BuildCounter()
                    .Name("fraud_rejected_records_total")
-                   .Help("Rejected input records by reason (SPEC §1)")
+                   .Help("Rejected input records by reason (docs/rule.md §1)")
                    .Register(registry)),
       key_mismatch(BuildCounter()
                        .Name("fraud_key_mismatch_records_total")

@@ -58,7 +58,7 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
   if (!active_.load() || record.offset < next_offset_) return Processed::kSkipped;
   try {
     if (!record.value) {
-      // A tombstone is no JSON value at all (SPEC §1: invalid_json).
+      // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
       reject(record, detectors::RejectReason::kInvalidJson);
       std::lock_guard lock(mu_);
       next_offset_ = record.offset + 1;

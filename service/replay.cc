@@ -15,6 +15,7 @@
 
 #include "detectors/partition_detector.h"
 #include "detectors/record_pipeline.h"
+#include "service/kafka/wall_clock.h"
 #include "state/memory_card_store.h"
 
 namespace fraud::service {
@@ -23,13 +24,7 @@ namespace {
 constexpr size_t kReadChunk = 4 << 20;
 constexpr size_t kWriteChunk = 1 << 20;
 
-int64_t wallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// SPEC §6: a line that is empty or holds only spaces, tabs and a final CR is not a record.
+// docs/rule.md §6: a line that is empty or holds only spaces, tabs and a final CR is not a record.
 bool isBlank(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   return line.find_first_not_of(" \t") == std::string_view::npos;
@@ -132,7 +127,7 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   state::MemoryCardStore store;
   detectors::PartitionDetector detector(options.detector, store);
   // No future-skew check: a file has no record timestamps.
-  detectors::RecordPipeline pipeline(detectors::PipelineOptions{std::nullopt, &wallClockMs},
+  detectors::RecordPipeline pipeline(detectors::PipelineOptions{std::nullopt, &kafka::wallClockMs},
                                      hasher);
   OutputFile output(out_fd);
   ProgressReporter progress(options.progress);

@@ -29,7 +29,7 @@ struct ReplayResult {
 };
 
 // `fraud-detector replay`: reads JSONL transactions in file order as one partition and writes
-// the alerts in emission order (SPEC §6), through the record pipeline the live service runs
+// the alerts in emission order (docs/rule.md §6), through the record pipeline the live service runs
 // (detectors/record_pipeline.h; no future-skew check: a file has no record timestamps). An output
 // that is the input file (by device and inode, whatever the path) is refused.
 [[nodiscard]] ReplayResult runReplay(const ReplayOptions& options,

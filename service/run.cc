@@ -17,10 +17,10 @@
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
+#include "service/cli/logging.h"
 #include "service/embedded_kafka.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/secret.h"
-#include "service/logging.h"
 #include "service/metrics.h"
 #include "service/stream_processor.h"
 #include "service/version.h"
@@ -151,7 +151,7 @@ int runService(ServiceConfig config) {
     return 2;
   }
 
-  configureLogging(config.log_format, config.log_level);
+  cli::configureLogging("fraud-detector", config.log_format, config.log_level);
   spdlog::info("fraud-detector {} starting (instance {})", kVersion, config.instance_id);
   if (key->source == "a throwaway key") {
     spdlog::warn(
@@ -188,8 +188,14 @@ int runService(ServiceConfig config) {
   api::Router router(api_options, processor.view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
-    spdlog::critical("cannot serve the API on {}:{}: {}", config.http_address, config.http_port,
-                     *http_error);
+    // Name the listener that failed by its flag and port (the probe listener's errors start so).
+    constexpr std::string_view kProbe = "probe port: ";
+    const bool probe = http_error->rfind(kProbe, 0) == 0;
+    spdlog::critical("cannot serve {} on {}:{} ({} {}): {}", probe ? "the probes" : "the API",
+                     config.http_address, probe ? config.probe_port : config.http_port,
+                     probe ? "--probe-port" : "--http-port",
+                     probe ? config.probe_port : config.http_port,
+                     probe ? http_error->substr(kProbe.size()) : *http_error);
     return 1;
   }
   spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",

@@ -2,18 +2,13 @@
 
 #include <chrono>
 
+#include "service/kafka/wall_clock.h"
+
 namespace fraud::service {
 namespace {
 
-double wallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-int64_t wallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using kafka::wallClockMs;
+using kafka::wallClockSeconds;
 
 LatenessOptions latenessOptions(const ServiceConfig& config) {
   LatenessOptions options;

@@ -1,12 +1,12 @@
 #include "service/stream_processor.h"
 
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include <charconv>
 #include <cstdlib>
 
 #include "service/dead_letter.h"
+#include "service/kafka/wall_clock.h"
 #include "state/card_state_codec.h"
 
 namespace fraud::service {
@@ -20,11 +20,7 @@ constexpr int kAlertsFlushTimeoutMs = 30'000;
 
 // A cheap clock for per-record lateness and detected_at: a few milliseconds of resolution is
 // plenty.
-int64_t coarseWallClockMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
+using kafka::coarseWallClockMs;
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 

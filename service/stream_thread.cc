@@ -1,9 +1,10 @@
 #include "service/stream_thread.h"
 
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include <algorithm>
+
+#include "service/kafka/wall_clock.h"
 
 namespace fraud::service {
 namespace {
@@ -12,15 +13,9 @@ constexpr int kPollMs = 50;
 constexpr size_t kConsumeBatch = 1024;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
 
-int64_t wallClockMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
-
-double wallClockSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using kafka::wallClockSeconds;
+// Stamps polled records' lateness: a few milliseconds of resolution is plenty.
+const auto wallClockMs = kafka::coarseWallClockMs;
 
 std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
   std::vector<int32_t> result;

@@ -28,16 +28,6 @@ constexpr auto kSlowCommit = std::chrono::seconds(1);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
-rd_kafka_headers_t* makeHeaders(std::initializer_list<RecordCollector::Header> headers) {
-  if (headers.size() == 0) return nullptr;
-  rd_kafka_headers_t* kafka_headers = rd_kafka_headers_new(headers.size());
-  for (const auto& h : headers) {
-    rd_kafka_header_add(kafka_headers, h.name.data(), static_cast<ssize_t>(h.name.size()),
-                        h.value.data(), static_cast<ssize_t>(h.value.size()));
-  }
-  return kafka_headers;
-}
-
 }  // namespace
 
 void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
@@ -116,7 +106,7 @@ void TransactionalOutput::enqueue(const std::string& topic, int32_t partition, s
   }
   if (!beginIfClosed()) return;
   if (timed) open_times_.push_back(std::chrono::steady_clock::now());
-  produce(topic.c_str(), partition, key, value, makeHeaders(headers), checkpoint);
+  produce(topic.c_str(), partition, key, value, kafka::makeHeaders(headers), checkpoint);
 }
 
 bool TransactionalOutput::beginIfClosed() {
@@ -316,12 +306,7 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
   open_ = false;
   blocked_ = false;
   for (auto& held : std::exchange(held_, {})) {
-    rd_kafka_headers_t* kafka_headers = nullptr;
-    if (!held.headers.empty()) kafka_headers = rd_kafka_headers_new(held.headers.size());
-    for (const auto& [name, value] : held.headers) {
-      rd_kafka_header_add(kafka_headers, name.data(), static_cast<ssize_t>(name.size()),
-                          value.data(), static_cast<ssize_t>(value.size()));
-    }
+    rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(held.headers);
     if (!beginIfClosed()) {
       if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
       continue;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,21 @@ namespace fraud::kafka {
 
 // Record headers in the order they are sent (a name may repeat).
 using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// librdkafka headers holding copies of `headers`, in order; null when there are none. The caller
+// owns the result until a produce call takes it (produceWaiting() does, even on failure).
+// An element is anything that binds as [name, value] of string-like types: a pair, or a struct
+// of two such members.
+template <typename HeaderList>
+[[nodiscard]] rd_kafka_headers_t* makeHeaders(const HeaderList& headers) {
+  if (std::empty(headers)) return nullptr;
+  rd_kafka_headers_t* out = rd_kafka_headers_new(std::size(headers));
+  for (const auto& [name, value] : headers) {
+    rd_kafka_header_add(out, std::data(name), static_cast<ssize_t>(std::size(name)),
+                        std::data(value), static_cast<ssize_t>(std::size(value)));
+  }
+  return out;
+}
 
 // Enqueues one record for `partition` (RD_KAFKA_PARTITION_UA: the partitioner's choice), key,
 // value and headers copied. `timestamp_ms` 0 lets librdkafka stamp it. Returns librdkafka's

@@ -27,7 +27,7 @@ inline constexpr const char* kCardHashKeyFlag = "--card-hash-key-file";
 // card -> card_ref pairs, so a short key can be found by brute force from one such pair.
 inline constexpr size_t kMinCardHashKeyBytes = 32;
 
-// The card-hash key (SPEC §5): --card-hash-key-file, else FRAUD_CARD_HASH_KEY; refused when
+// The card-hash key (docs/rule.md §5): --card-hash-key-file, else FRAUD_CARD_HASH_KEY; refused when
 // shorter than kMinCardHashKeyBytes, with a message that says why and how to make one.
 [[nodiscard]] std::optional<Secret> loadCardHashKey(const std::optional<std::string>& key_file,
                                                     std::string& error);

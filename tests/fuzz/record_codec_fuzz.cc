@@ -1,4 +1,4 @@
-// libFuzzer target for the record codec (SPEC §1): no input crashes it, and every record it
+// libFuzzer target for the record codec (docs/rule.md §1): no input crashes it, and every record it
 // accepts obeys the field rules and survives a round trip through canonical JSON.
 #include <cstddef>
 #include <cstdint>

@@ -3,6 +3,7 @@
 HELM names the helm binary (scripts/chart-check sets it; default: `helm` on PATH) and
 KUBE_VERSION the Kubernetes version rendered for (default 1.30.0).
 """
+import atexit
 import functools
 import os
 import shutil
@@ -81,7 +82,9 @@ data:
 def _chart_with_notes_probe():
     # `helm template` never renders NOTES.txt and `helm install --dry-run` needs a cluster, so
     # a copy of the chart renders it through tpl into a ConfigMap.
-    copy = os.path.join(tempfile.mkdtemp(prefix="chart-notes-"), "fraud-detector")
+    base = tempfile.mkdtemp(prefix="chart-notes-")
+    atexit.register(shutil.rmtree, base, ignore_errors=True)  # no folder left in /tmp
+    copy = os.path.join(base, "fraud-detector")
     shutil.copytree(CHART, copy)
     shutil.copy(os.path.join(CHART, "templates", "NOTES.txt"), os.path.join(copy, "notes-under-test.txt"))
     with open(os.path.join(copy, "templates", "zz-notes-under-test.yaml"), "w") as f:

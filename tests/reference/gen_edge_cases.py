@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Seeded generator of adversarial replay input (JSONL) for the detection contract
-(shared/SPEC.md). The same seed and knobs always give the same bytes.
+(docs/rule.md). The same seed and knobs always give the same bytes.
 
 It stresses:
   * state: few cards and few countries (cards collide, incidents escalate to 4-6

@@ -207,7 +207,8 @@ def produce_page(args, work):
             service = subprocess.Popen(
                 [args.detector, "run", "--embedded-kafka", "--embedded-partitions", "4",
                  "--state-dir", os.path.join(work, "state"), "--http-address", "127.0.0.1",
-                 "--http-port", "0", "--card-hash-key-file", key], stdout=so, stderr=se)
+                 "--http-port", "0", "--probe-port", "0", "--card-hash-key-file", key],
+                stdout=so, stderr=se)
         brokers = wait_for("the bootstrap line", lambda: (re.findall(
             r"^bootstrap=(\S+)", read(out), re.M) or [None])[0], 60, service)
         port = wait_for("the API port", lambda: (re.findall(
@@ -230,6 +231,13 @@ def produce_page(args, work):
         service.wait(timeout=60)
         service = None
         return page
+    except BaseException:
+        # A failure here is often the service's: show its log (it is in the temp folder).
+        log_text = read(os.path.join(work, "service.log"))
+        if log_text:
+            print("--- the service's log (fraud-detector run) ---", file=sys.stderr)
+            print(log_text[-20000:], file=sys.stderr)
+        raise
     finally:
         if service is not None:
             service.kill()

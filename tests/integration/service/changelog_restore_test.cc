@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "service/changelog_format.h"
 #include "service/changelog_restorer.h"
 #include "service/kafka/client.h"
+#include "service/kafka/producer.h"
 #include "state/card_state_codec.h"
 #include "tests/support/test_kafka.h"
 
@@ -27,7 +29,8 @@ detectors::CardRef refOf(uint8_t n) {
 
 std::string stateWith(const std::string& tx_id, int64_t time) {
   detectors::CardState state;
-  state.events.push_back(detectors::Event{time, detectors::Country::of('F', 'R'), tx_id});
+  state.events.push_back(
+      detectors::Event{time, detectors::Country::of('F', 'R'), std::string_view(tx_id)});
   return state::encodeCardState(state);
 }
 
@@ -49,10 +52,8 @@ class Owner {
   }
   void begin() { EXPECT_FALSE(kafka::KafkaError(rd_kafka_begin_transaction(producer_.get()))); }
   void send(const std::string& topic, std::string_view key, std::string_view value) {
-    EXPECT_EQ(rd_kafka_producev(producer_.get(), RD_KAFKA_V_TOPIC(topic.c_str()),
-                                RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_KEY(key.data(), key.size()),
-                                RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+    EXPECT_EQ(kafka::produceWaiting(producer_.get(), {topic.c_str(), 0, key, value},
+                                    std::chrono::seconds(10)),
               RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   void flush() { EXPECT_EQ(rd_kafka_flush(producer_.get(), 10'000), RD_KAFKA_RESP_ERR_NO_ERROR); }

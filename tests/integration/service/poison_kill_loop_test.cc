@@ -1,8 +1,8 @@
 // Poison records and a SIGKILL after every slice of input (issue 9), on a real broker.
 //
 // Two `fraud-detector run` instances share one group. The input is produced in slices of valid
-// transactions mixed with records the contract rejects (SPEC §1: a rejected record "never stops
-// processing"): a value as large as the broker takes, whose dead-letter copy does not fit the
+// transactions mixed with records the contract rejects (docs/rule.md §1: a rejected record "never
+// stops processing"): a value as large as the broker takes, whose dead-letter copy does not fit the
 // service producer's message.max.bytes; a null value (tombstone); an empty value; bytes that are
 // not UTF-8; a JSON object with a string that is not UTF-8. Each slice goes in two halves: once
 // the first is being committed, the second is produced and one instance is killed with SIGKILL
@@ -354,7 +354,7 @@ class PoisonKillLoopTest : public LiveServiceTest {
   }
 
   // `replay` of each input partition (null and empty values become blank lines, which replay
-  // skips: SPEC §1). Also checks that replay rejects exactly the records this test calls
+  // skips: docs/rule.md §1). Also checks that replay rejects exactly the records this test calls
   // rejected, so the dead-letter expectations below are the contract's.
   AlertSet replayEachPartition() {
     AlertSet expected;

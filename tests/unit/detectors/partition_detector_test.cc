@@ -1,4 +1,4 @@
-// SPEC §2–§4, one test per clause and edge, on the in-memory store.
+// docs/rule.md §2–§4, one test per clause and edge, on the in-memory store.
 #include "detectors/partition_detector.h"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// The record pipeline shared by the live service, replay and verify (SPEC §1–§6).
+// The record pipeline shared by the live service, replay and verify (docs/rule.md §1–§6).
 #include "detectors/record_pipeline.h"
 
 #include <gmock/gmock.h>
@@ -65,7 +65,7 @@ TEST_F(RecordPipelineTest, RejectionsComeBackWithTheirReasonAndAreCounted) {
   EXPECT_EQ(
       p.process(R"({"tx_id":"a","card":"card-9","country":"DE"})", 0, detector_, json).rejected,
       RejectReason::kMissingField);
-  // SPEC §1: beyond the record timestamp plus the allowed skew.
+  // docs/rule.md §1: beyond the record timestamp plus the allowed skew.
   const auto future = p.process(record("f", "card-9", "DE", 400'001), 100'000, detector_, json);
   EXPECT_EQ(future.rejected, RejectReason::kFutureEventTime);
   EXPECT_EQ(p.process(record("g", "card-9", "DE", 400'000), 100'000, detector_, json).rejected,

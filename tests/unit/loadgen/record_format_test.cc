@@ -1,4 +1,4 @@
-// The records the model writes decode as SPEC §1 says: valid ones to their fields, each
+// The records the model writes decode as docs/rule.md §1 says: valid ones to their fields, each
 // malformation to its reject reason.
 #include "loadgen/record_format.h"
 

@@ -145,6 +145,7 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
   api::ApiOptions options;
   options.address = "127.0.0.1";
   options.port = 0;
+  options.probe_port = 0;  // every listener a test starts takes any free port
   api::Router router(options, view, registry);
   api::HttpServer server(options, router);
   ASSERT_EQ(server.start(), std::nullopt);

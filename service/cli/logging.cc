@@ -1,4 +1,4 @@
-#include "service/logging.h"
+#include "service/cli/logging.h"
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -8,7 +8,7 @@
 
 #include "service/kafka/client.h"
 
-namespace fraud::service {
+namespace fraud::cli {
 namespace {
 
 // %j: the message as the inside of a JSON string.
@@ -37,9 +37,10 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
 
 }  // namespace
 
-void configureLogging(const std::string& format, const std::string& level) {
-  auto logger = std::make_shared<spdlog::logger>("fraud-detector",
-                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+void configureLogging(const std::string& program, const std::string& format,
+                      const std::string& level) {
+  auto logger =
+      std::make_shared<spdlog::logger>(program, std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
     formatter->add_flag<JsonEscapedMessage>('j').set_pattern(
@@ -63,4 +64,4 @@ void configureLogging(const std::string& format, const std::string& level) {
   });
 }
 
-}  // namespace fraud::service
+}  // namespace fraud::cli

@@ -1,0 +1,18 @@
+#include "service/cli/detector_flags.h"
+
+namespace fraud::cli {
+
+void addDetectorFlags(CLI::App& command, detectors::DetectorOptions& options) {
+  command.add_option("--window-ms", options.window_ms, "Window W in milliseconds (>= 1)")
+      ->capture_default_str();
+  command.add_option("--grace-ms", options.grace_ms, "Grace G in milliseconds (>= 0)")
+      ->capture_default_str();
+  command.add_option("--threshold", options.threshold, "Distinct countries N that alert (>= 1)")
+      ->capture_default_str();
+  command
+      .add_option("--max-events", options.max_events,
+                  "Live events M one card may hold (>= threshold)")
+      ->capture_default_str();
+}
+
+}  // namespace fraud::cli

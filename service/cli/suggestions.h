@@ -1,0 +1,25 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fraud::cli {
+
+// The name in `known` closest to `given` (edit distance with transpositions, at most 2 and less
+// than the given name's length), or "" when none is that close.
+[[nodiscard]] std::string closestName(std::string_view given,
+                                      const std::vector<std::string>& known);
+
+// After CLI11 refused `argv` for `app`: "did you mean ...?" for the first word that names no
+// subcommand (`fraud-detector rnu`: run) or no option of its command (`--broker`: --brokers), or
+// "" when no known name is close. One line, without a newline.
+[[nodiscard]] std::string suggestionFor(const CLI::App& app, int argc, const char* const* argv);
+
+// CLI11's own message (app.exit), then the suggestion on stderr; returns the exit status: 0 for
+// --help and --version, 2 otherwise.
+[[nodiscard]] int exitOnParseError(CLI::App& app, const CLI::ParseError& error, int argc,
+                                   const char* const* argv);
+
+}  // namespace fraud::cli
