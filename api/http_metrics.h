@@ -23,10 +23,14 @@ inline constexpr std::string_view kRouteOpenApi = "/openapi.json";
 inline constexpr std::string_view kRouteCardLookup = "/v1/cards/lookup";
 inline constexpr std::string_view kRouteCardByRef = "/v1/cards/{card_ref}";
 inline constexpr std::string_view kRoutePartitions = "/v1/partitions";
+inline constexpr std::string_view kRouteLateness = "/v1/lateness";
+inline constexpr std::string_view kRouteRecentAlerts = "/v1/alerts/recent";
+inline constexpr std::string_view kRouteConsole = "/ui/{file}";  // /ui, /ui/ and its files
 inline constexpr std::string_view kRouteUnmatched = "unmatched";
-inline constexpr std::array<std::string_view, 8> kRoutes = {
-    kRouteHealth,     kRouteReady,     kRouteMetrics,    kRouteOpenApi,
-    kRouteCardLookup, kRouteCardByRef, kRoutePartitions, kRouteUnmatched};
+inline constexpr std::array<std::string_view, 11> kRoutes = {
+    kRouteHealth,       kRouteReady,     kRouteMetrics,    kRouteOpenApi,
+    kRouteCardLookup,   kRouteCardByRef, kRoutePartitions, kRouteLateness,
+    kRouteRecentAlerts, kRouteConsole,   kRouteUnmatched};
 
 // The API's own metric families, registered in the service's registry. Thread-safe.
 class HttpMetrics {

@@ -1,8 +1,6 @@
 #pragma once
 
-#include <array>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,8 +17,10 @@ class Registry;
 namespace spdlog {
 class logger;
 }
-
 namespace fraud::api {
+
+class BearerAuth;
+class LookupAudit;
 
 // One HTTP request as the router sees it: plain values, no Boost types, so the router can be
 // unit-tested and fuzzed without sockets.
@@ -82,24 +82,21 @@ class Router {
 
  private:
   [[nodiscard]] HttpResponse route(const HttpRequest& request) const;
-  [[nodiscard]] std::optional<HttpResponse> checkToken(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse ready() const;
+  [[nodiscard]] HttpResponse openRoute(const HttpRequest& request, std::string_view matched) const;
+  [[nodiscard]] HttpResponse viewRoute(const HttpRequest& request, std::string_view matched) const;
   [[nodiscard]] HttpResponse metricsText() const;
-  [[nodiscard]] HttpResponse partitions() const;
   [[nodiscard]] HttpResponse cardLookup(const HttpRequest& request) const;
   [[nodiscard]] HttpResponse cardByRef(const HttpRequest& request, std::string_view ref) const;
-  [[nodiscard]] HttpResponse notHeld(int32_t partition) const;
-  void audit(const HttpRequest& request, const std::string& card_ref,
-             std::optional<int32_t> partition, std::string_view outcome, int status) const;
+  // `manual`: the client asked for no redirect (X-Fraud-Redirect: manual): 421 with the
+  // location instead of a 307.
+  [[nodiscard]] HttpResponse notHeld(int32_t partition, bool manual) const;
 
   ApiOptions options_;
   const ServiceView& view_;
   prometheus::Registry& registry_;
   HttpMetrics metrics_;
-  using Digest = std::array<unsigned char, 32>;
-  mutable std::mutex token_mutex_;
-  std::shared_ptr<const Digest> token_digest_;  // under token_mutex_; null: /v1/* is open
-  std::shared_ptr<spdlog::logger> audit_;
+  std::unique_ptr<BearerAuth> auth_;
+  std::unique_ptr<LookupAudit> audit_;
   std::shared_ptr<spdlog::logger> log_;
 };
 

@@ -17,6 +17,57 @@ namespace fraud::api {
 
 enum class PartitionPhase { kRestoring, kActive };
 
+// Lateness quantiles over the measured interval, in ms (a record on time or ahead counts 0).
+// Read from log-bucketed histograms: each figure is its bucket's upper bound, at most 1/16
+// (6.25 %) above the true value.
+struct LatenessQuantiles {
+  int64_t p50_ms = 0;
+  int64_t p99_ms = 0;
+  int64_t p999_ms = 0;
+  int64_t max_ms = 0;  // exact
+};
+
+// What one grace would have dropped over the interval (lateness against stream time above it).
+struct GraceCandidate {
+  int64_t grace_ms = 0;
+  uint64_t dropped = 0;
+  double dropped_share = 0;  // of `records`
+};
+
+// Lateness measured over the last `interval_ms` of wall clock (SPEC §2). Against stream time:
+// ST(p) as it stood before the record minus its event time; a record is late-dropped exactly
+// when that exceeds the grace, and a dropped record never moves ST(p), so the figures say what
+// any other grace would have dropped. Against the record timestamp: the Kafka record's own
+// timestamp minus its event time (how late the producer was), for records that have one.
+struct LatenessReport {
+  int64_t interval_ms = 0;
+  int64_t grace_ms = 0;              // the configured grace G
+  uint64_t records = 0;              // valid records measured (rejected ones are not)
+  uint64_t late_dropped = 0;         // of those, dropped by the current grace (exact)
+  double late_dropped_share = 0;     // late_dropped / records; 0 without records
+  uint64_t timestamped_records = 0;  // records with a record timestamp
+  std::optional<LatenessQuantiles> vs_stream_time;       // none without records
+  std::optional<LatenessQuantiles> vs_record_timestamp;  // none without timestamped records
+  // The smallest grace that would have kept 99 % / 99.9 % of the records (none without records).
+  std::optional<int64_t> advised_grace_p99_ms;
+  std::optional<int64_t> advised_grace_p999_ms;
+  std::vector<GraceCandidate> candidates;  // ascending grace_ms; the current grace among them
+};
+
+// One alert this instance detected, as the console lists it. Never the clear card.
+struct RecentAlert {
+  std::string alert_id;
+  std::string idempotency_key;
+  detectors::CardRef card_ref;
+  int32_t partition = 0;
+  uint32_t revision = 0;
+  int64_t window_start_ms = 0;
+  int64_t window_end_ms = 0;
+  std::vector<std::string> countries;
+  int64_t trigger_event_time_ms = 0;
+  int64_t detected_at_ms = 0;
+};
+
 struct PartitionStatus {
   int32_t partition = 0;
   PartitionPhase phase = PartitionPhase::kRestoring;
@@ -28,6 +79,7 @@ struct PartitionStatus {
   uint64_t cards = 0;                            // cards held in state
   double restore_progress = 0;                   // 0..1; 1 once active
   uint64_t restored_records = 0;                 // changelog records applied by the restore
+  std::optional<LatenessReport> lateness;        // none when the service measures none
 };
 
 struct ServiceStatus {
@@ -74,6 +126,13 @@ class ServiceView {
   [[nodiscard]] virtual CardLookup lookupHeld(const detectors::CardRef& card_ref) const = 0;
   // The instance id of the group member that owns `partition`, when known.
   [[nodiscard]] virtual std::optional<std::string> ownerOf(int32_t partition) const = 0;
+  // The lateness of every partition measured here, merged (the default measures nothing).
+  [[nodiscard]] virtual LatenessReport latenessMerged() const { return {}; }
+  // The last `limit` alerts detected here, newest first (the default keeps none).
+  [[nodiscard]] virtual std::vector<RecentAlert> recentAlerts(size_t limit) const {
+    (void)limit;
+    return {};
+  }
 };
 
 }  // namespace fraud::api

@@ -134,6 +134,8 @@ struct ProductionFlags {
   std::optional<std::string> duration_text;
   std::optional<int64_t> start_time;
   std::string max_lateness_text = "120000";
+  std::string lateness_model = "classic";
+  loadgen::LatenessMixture mixture;
   std::string partitioner_text = "crc32";
   std::optional<std::string> key_file;
   KafkaFlags kafka;
@@ -197,6 +199,24 @@ void addTrafficModelFlags(CLI::App& app, ProductionFlags& f) {
       ->capture_default_str();
   app.add_option("--late-tail-fraction", traffic.late_tail_fraction,
                  "Share of records more than 1 s late (a long tail up to --max-lateness)")
+      ->capture_default_str();
+  app.add_option("--lateness-model", f.lateness_model,
+                 "classic: most records under a second, a Pareto tail of --late-tail-fraction. "
+                 "mixture: on time, a log-normal body (--late-body-*), stragglers "
+                 "(--straggler-fraction) up to --max-lateness")
+      ->check(CLI::IsMember({"classic", "mixture"}))
+      ->capture_default_str();
+  app.add_option("--late-body-fraction", f.mixture.body_fraction,
+                 "mixture: share of records in the log-normal body")
+      ->capture_default_str();
+  app.add_option("--late-body-median-ms", f.mixture.body_median_ms,
+                 "mixture: median lateness of the body (ms)")
+      ->capture_default_str();
+  app.add_option("--late-body-sigma", f.mixture.body_sigma,
+                 "mixture: sigma of the body's underlying normal (0..3)")
+      ->capture_default_str();
+  app.add_option("--straggler-fraction", f.mixture.straggler_fraction,
+                 "mixture: share of stragglers, Pareto from 1 s up to --max-lateness")
       ->capture_default_str();
   app.add_option("--beyond-grace-fraction", traffic.beyond_grace_fraction,
                  "Share of records stamped further back than the grace (late-dropped)")
@@ -345,6 +365,10 @@ std::vector<std::string> resolveProductionFlags(ProductionFlags& f) {
     traffic.max_lateness_ms = static_cast<int64_t>(*ms);
   } else {
     problems.push_back("--max-lateness must be milliseconds or a number with a unit (2m)");
+  }
+  if (f.lateness_model == "mixture") {
+    traffic.mixture = f.mixture;
+    traffic.mixture->max_ms = traffic.max_lateness_ms;
   }
   traffic.start_time = f.start_time.value_or(fraud::kafka::wallClockMs());
   if (const auto partitioner = fraud::detectors::parsePartitioner(f.partitioner_text)) {

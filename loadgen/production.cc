@@ -456,6 +456,16 @@ ordered_json ProductionRun::summary() const {
   summary["partitions"] = partitions_;
   summary["partitioner"] = std::string(detectors::partitionerName(o_.partitioner));
   summary["seed"] = o_.traffic.seed;
+  // The lateness generated (model clock minus event time of every valid record): the truth for
+  // the service's lateness figures (GET /v1/lateness).
+  const LatenessTruth& late = model_.latenessTruth();
+  summary["lateness"] = {{"model", o_.traffic.mixture ? "mixture" : "classic"},
+                         {"count", late.count()},
+                         {"p50_ms", late.quantile(0.5)},
+                         {"p99_ms", late.quantile(0.99)},
+                         {"p999_ms", late.quantile(0.999)},
+                         {"max_ms", late.max()},
+                         {"beyond_grace_share", late.shareAbove(o_.traffic.detector.grace_ms)}};
   summary["model_clock"] = {{"start", o_.traffic.start_time},
                             {"end", last_clock_},
                             {"first_event_time", first_event_time_.value_or(0)}};

@@ -52,6 +52,9 @@ std::vector<std::string> TrafficOptions::validate() const {
   if (duplicate_fraction + malformed_fraction > 1) {
     problems.push_back("duplicate and malformed fractions must add up to at most 1");
   }
+  if (mixture) {
+    for (auto& problem : mixture->validate()) problems.push_back(std::move(problem));
+  }
   return problems;
 }
 
@@ -121,6 +124,7 @@ void TrafficModel::next(GeneratedRecord& out) {
       emitOrganic(now, out);
     }
   }
+  if (out.kind != RecordKind::kMalformed) lateness_truth_.add(now - out.event_time);
   ++index_;
 }
 
@@ -155,6 +159,7 @@ TransactionFields TrafficModel::drawFields(EventTime event_time, size_t country)
 }
 
 int64_t TrafficModel::ordinaryLateness() {
+  if (options_.mixture) return options_.mixture->draw(random_);
   const int64_t max = options_.max_lateness_ms;
   if (max > kPromptLatenessMs && random_.chance(options_.late_tail_fraction)) {
     // Pareto (alpha 1) truncated to [1 s, max]: by inverse transform, a / v for v uniform in

@@ -13,6 +13,7 @@
 #include "detectors/record_codec.h"
 #include "detectors/transaction.h"
 #include "loadgen/card_population.h"
+#include "loadgen/lateness_model.h"
 #include "loadgen/random.h"
 #include "loadgen/record_format.h"
 
@@ -20,6 +21,9 @@ namespace fraud::loadgen {
 
 // The traffic model's parameters. Defaults are the loadgen's flag defaults.
 struct TrafficOptions {
+  // Set: ordinary lateness follows this mixture (--lateness-model mixture) instead of the
+  // classic model (most under a second, a Pareto tail of `late_tail_fraction`).
+  std::optional<LatenessMixture> mixture;
   uint64_t seed = 1;
   // The model clock of record 0; record i is sent at start_time + floor(i * 1000 / model_rate).
   detectors::EventTime start_time = 0;
@@ -103,6 +107,9 @@ class TrafficModel {
 
   [[nodiscard]] uint64_t recordsGenerated() const { return index_; }
   [[nodiscard]] uint64_t scenariosSkipped() const { return scenarios_skipped_; }
+  // How late the valid records sent so far were (model clock minus event time): the truth the
+  // service's lateness figures are checked against.
+  [[nodiscard]] const LatenessTruth& latenessTruth() const { return lateness_truth_; }
   // Scenarios whose every record has been sent since the last call, in order of completion.
   [[nodiscard]] std::vector<FraudScenario> takeCompletedScenarios();
   // Scenarios with records still unsent (at the end of a run), by id.
@@ -142,6 +149,7 @@ class TrafficModel {
   void remember(const GeneratedRecord& record);
 
   TrafficOptions options_;
+  LatenessTruth lateness_truth_;  // model clock minus event time of every valid record sent
   CardPopulation population_;
   Xoshiro256 random_;
   double ms_per_record_;

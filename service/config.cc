@@ -89,6 +89,10 @@ std::vector<std::string> ServiceConfig::validate() const {
     add("--probe-port must differ from --http-port, both are " + std::to_string(http_port));
   }
   if (ready_max_lag < 0) add("--ready-max-lag must be >= 0");
+  if (lateness_interval_s < 60 || lateness_interval_s > 86'400 || lateness_interval_s % 60 != 0) {
+    add("--lateness-interval-s must be whole minutes in 60..86400, got " +
+        std::to_string(lateness_interval_s));
+  }
   if (partitioner != "crc32" && partitioner != "murmur2") {
     add("--partitioner must be 'crc32' or 'murmur2', got '" + partitioner + "'");
   }
@@ -213,6 +217,10 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
       "caps (-1: off, 0: any free port)")
       ->capture_default_str();
   opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
+      ->capture_default_str();
+  opt("--lateness-interval-s", c.lateness_interval_s,
+      "The sliding interval over which lateness is measured and a grace advised (s, whole "
+      "minutes)")
       ->capture_default_str();
   opt("--partitioner", c.partitioner,
       "Producers' partitioner, for card lookups: crc32 (librdkafka) or murmur2 (Java)")

@@ -61,6 +61,10 @@ struct ServiceConfig {
   std::optional<std::string> tls_cert_file;
   std::optional<std::string> tls_key_file;
 
+  // The sliding interval over which lateness is measured and a grace advised (s; whole
+  // minutes, 60..86400).
+  int64_t lateness_interval_s = 3'600;
+
   std::string log_format = "text";  // text | json
   std::string log_level = "info";
 

@@ -191,7 +191,8 @@ std::vector<double> ServiceMetrics::stageBuckets() {
 }
 
 ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
-    : records(BuildCounter()
+    : shared_registry(registry),
+      records(BuildCounter()
                   .Name("fraud_records_total")
                   .Help("Input records by outcome: accepted, late_dropped, duplicate, rejected")
                   .Register(registry)),

@@ -106,6 +106,7 @@ class ServiceMetrics {
   [[nodiscard]] static std::vector<double> processingBuckets();
   [[nodiscard]] static std::vector<double> stageBuckets();
 
+  prometheus::Registry& shared_registry;  // where families made elsewhere (lateness) register
   prometheus::Family<prometheus::Counter>& records;
   prometheus::Family<prometheus::Counter>& rejected;
   prometheus::Counter& key_mismatch;

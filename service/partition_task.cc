@@ -67,9 +67,11 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     }
     alert_json_.clear();
     detectors::RecordOutcome outcome;
+    std::optional<int64_t> stream_time_before;
     {
       // One lock per record: the detector's step and the position it reaches.
       std::lock_guard lock(mu_);
+      stream_time_before = detector_->streamTime();
       outcome =
           context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
       next_offset_ = record.offset + 1;
@@ -85,11 +87,20 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     const int64_t now_ms = context_.wall_clock_ms();
     context_.interval.lateness.observe(
         static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
+    if (context_.lateness != nullptr) {
+      context_.lateness->observe(partition_, stream_time_before, tx.event_time, record.timestamp_ms,
+                                 outcome.detected.outcome == detectors::Outcome::kLateDropped,
+                                 now_ms);
+    }
     if (outcome.alert_key) {
       RecordCollector& alerts = context_.alerts != nullptr ? *context_.alerts : context_.output;
       alerts.send(context_.config.alerts_topic, kAnyPartition,
                   outcome.detected.alert->card_ref.hex(), alert_json_,
                   {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+      if (context_.recent_alerts != nullptr) {
+        context_.recent_alerts->add(partition_, *outcome.detected.alert, *outcome.alert_key,
+                                    now_ms);
+      }
     }
     return Processed::kDone;
   } catch (const detectors::CardStoreError&) {

@@ -15,7 +15,9 @@
 #include "detectors/record_codec.h"
 #include "detectors/record_pipeline.h"
 #include "service/config.h"
+#include "service/lateness_board.h"
 #include "service/metrics.h"
+#include "service/recent_alerts.h"
 #include "service/record_collector.h"
 #include "state/state_db.h"
 
@@ -40,6 +42,8 @@ struct TaskContext {
   std::function<int64_t()> wall_clock_ms;  // detected_at and lateness
   // Where alerts go when not in `output`'s transaction (--alert-delivery immediate).
   RecordCollector* alerts = nullptr;
+  LatenessBoard* lateness = nullptr;      // measured lateness, when set (the console, /metrics)
+  RecentAlerts* recent_alerts = nullptr;  // detected alerts, when set (the console)
 };
 
 // One assigned input partition (Kafka Streams' StreamTask): its detector over its card store,

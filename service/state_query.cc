@@ -5,15 +5,28 @@
 #include "service/kafka/wall_clock.h"
 
 namespace fraud::service {
+namespace {
+
+using kafka::wallClockMs;
 using kafka::wallClockSeconds;
+
+LatenessOptions latenessOptions(const ServiceConfig& config) {
+  LatenessOptions options;
+  options.interval_ms = config.lateness_interval_s * 1000;
+  options.grace_ms = config.detector.grace_ms;
+  return options;
+}
+
+}  // namespace
 
 StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
                        state::StateDb& db)
     : config_(config),
       hasher_(hasher),
       db_(db),
-      partitioner_(detectors::parsePartitioner(config.partitioner)
-                       .value_or(detectors::Partitioner::kCrc32)) {}
+      partitioner_(
+          detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
+      lateness_(latenessOptions(config)) {}
 
 void StateQuery::attach(const TaskManager& tasks, const TopicAdmin& admin,
                         int32_t input_partitions) {
@@ -34,6 +47,8 @@ api::ServiceStatus StateQuery::status() const {
   tasks->withTasks([&](const auto& map) {
     for (const auto& [p, task] : map) status.partitions.push_back(task->status(now_s));
   });
+  const int64_t now_ms = wallClockMs();
+  for (auto& p : status.partitions) p.lateness = lateness_.report(p.partition, now_ms);
   return status;
 }
 
@@ -74,6 +89,12 @@ std::optional<std::string> StateQuery::ownerOf(int32_t partition) const {
   const TopicAdmin* admin = admin_.load();
   if (admin == nullptr) return std::nullopt;
   return admin->ownerOf(partition);
+}
+
+api::LatenessReport StateQuery::latenessMerged() const { return lateness_.merged(wallClockMs()); }
+
+std::vector<api::RecentAlert> StateQuery::recentAlerts(size_t limit) const {
+  return recent_alerts_.newest(limit);
 }
 
 }  // namespace fraud::service

@@ -10,6 +10,8 @@
 #include "detectors/card_ref.h"
 #include "detectors/partitioner.h"
 #include "service/config.h"
+#include "service/lateness_board.h"
+#include "service/recent_alerts.h"
 #include "service/task_manager.h"
 #include "service/topic_admin.h"
 #include "state/state_db.h"
@@ -38,6 +40,12 @@ class StateQuery final : public api::ServiceView {
                                        const detectors::CardRef& card_ref) const override;
   [[nodiscard]] api::CardLookup lookupHeld(const detectors::CardRef& card_ref) const override;
   [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const override;
+  [[nodiscard]] api::LatenessReport latenessMerged() const override;
+  [[nodiscard]] std::vector<api::RecentAlert> recentAlerts(size_t limit) const override;
+
+  // What the ingest thread fills (TaskContext::lateness, TaskContext::recent_alerts).
+  [[nodiscard]] LatenessBoard& lateness() { return lateness_; }
+  [[nodiscard]] RecentAlerts& recentAlertRing() { return recent_alerts_; }
 
  private:
   const ServiceConfig& config_;
@@ -49,6 +57,8 @@ class StateQuery final : public api::ServiceView {
   std::atomic<int32_t> input_partitions_{0};
   std::atomic<bool> joined_{false};
   std::atomic<bool> outputs_blocked_{false};
+  LatenessBoard lateness_;
+  RecentAlerts recent_alerts_;
 };
 
 }  // namespace fraud::service

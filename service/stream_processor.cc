@@ -152,6 +152,9 @@ std::optional<std::string> StreamProcessor::start() {
   context_ = std::make_unique<TaskContext>(TaskContext{config_, *output_, *pipeline_, interval_,
                                                        max_dead_letter_bytes_, &coarseWallClockMs,
                                                        alerts_.get()});
+  context_->lateness = &query_.lateness();
+  context_->recent_alerts = &query_.recentAlertRing();
+  query_.lateness().publishTo(metrics_.shared_registry);
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
 
   CommitCoordinator::Options commit;

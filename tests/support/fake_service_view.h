@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "api/service_view.h"
 #include "detectors/card_ref.h"
@@ -196,6 +198,25 @@ class FakeServiceView final : public api::ServiceView {
     if (it == owners_.end()) return std::nullopt;
     return it->second;
   }
+  [[nodiscard]] api::LatenessReport latenessMerged() const override {
+    std::lock_guard lock(mutex_);
+    throwIfFailing();
+    return lateness_;
+  }
+  [[nodiscard]] std::vector<api::RecentAlert> recentAlerts(size_t limit) const override {
+    std::lock_guard lock(mutex_);
+    throwIfFailing();
+    return {recent_alerts_.begin(), recent_alerts_.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                 limit, recent_alerts_.size()))};
+  }
+  void setLateness(api::LatenessReport report) {
+    std::lock_guard lock(mutex_);
+    lateness_ = std::move(report);
+  }
+  void setRecentAlerts(std::vector<api::RecentAlert> alerts) {
+    std::lock_guard lock(mutex_);
+    recent_alerts_ = std::move(alerts);
+  }
 
  private:
   std::optional<int32_t> partitionCount() const {
@@ -231,6 +252,8 @@ class FakeServiceView final : public api::ServiceView {
   std::map<int32_t, std::string> owners_;                                         // under mutex_
   std::map<std::pair<int32_t, detectors::CardRef>, detectors::CardState> cards_;  // under mutex_
   bool failing_ = false;                                                          // under mutex_
+  api::LatenessReport lateness_;                                                  // under mutex_
+  std::vector<api::RecentAlert> recent_alerts_;                                   // under mutex_
   mutable std::mutex gate_mutex_;
   mutable std::condition_variable gate_;
   bool held_ = false;        // under gate_mutex_

@@ -125,6 +125,14 @@ TEST_F(OpenApiTest, EveryAnswerOfTheRouterIsDocumentedAndEveryDocumentedAnswerHa
   expectDocumented(get_("/metrics"));
   expectDocumented(get_("/openapi.json"));
   expectDocumented(get_("/v1/partitions"));
+  expectDocumented(get_("/v1/lateness"));
+  expectDocumented(HttpRequest{"GET", "/v1/lateness", {}, "", "c"});  // 401
+  expectDocumented(get_("/v1/alerts/recent"));
+  expectDocumented(HttpRequest{"GET", "/v1/alerts/recent", {}, "", "c"});  // 401
+  expectDocumented(HttpRequest{"GET", "/ui/", {}, "", "c"});
+  expectDocumented(HttpRequest{"GET", "/ui/console.js", {}, "", "c"});
+  expectDocumented(HttpRequest{"GET", "/ui", {}, "", "c"});             // 308
+  expectDocumented(HttpRequest{"GET", "/ui/nothing", {}, "", "c"});     // 404
   expectDocumented(HttpRequest{"GET", "/v1/partitions", {}, "", "c"});  // 401
   expectDocumented(HttpRequest{"GET", "/v1/cards/" + ref, {}, "", "c"});
   expectDocumented(post(card));

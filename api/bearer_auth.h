@@ -1,0 +1,31 @@
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "api/router.h"
+
+namespace fraud::api {
+
+// The bearer token of /v1/* (docs/api.md, Authentication): held as its SHA-256 digest and
+// compared in constant time. Thread-safe: check() and replace() from any thread; a check keeps
+// the token it started with.
+class BearerAuth {
+ public:
+  // No token: every request passes.
+  explicit BearerAuth(const std::optional<std::string>& token);
+
+  void replace(const std::string& token);
+  // Nothing when `request` may pass; else the 401 answer with its challenge.
+  [[nodiscard]] std::optional<HttpResponse> check(const HttpRequest& request) const;
+
+ private:
+  using Digest = std::array<unsigned char, 32>;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Digest> digest_;  // under mutex_; null: /v1/* is open
+};
+
+}  // namespace fraud::api
