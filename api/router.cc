@@ -30,7 +30,7 @@ using json_views::retryLater;
 // The recent alerts an answer lists at most (the ring holds about as many).
 constexpr size_t kRecentAlertsLimit = 1000;
 
-// SPEC §1: a card is 4..64 printable ASCII characters other than space.
+// docs/rule.md §1: a card is 4..64 printable ASCII characters other than space.
 bool isCard(std::string_view card) {
   return card.size() >= 4 && card.size() <= 64 &&
          std::all_of(card.begin(), card.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });

@@ -47,8 +47,8 @@ struct HttpResponse {
 // token: handle() and replaceToken() are thread-safe; handle() never throws (a throwing view
 // gives a 500).
 //
-// Privacy (SPEC §5): the clear card is read from a lookup body only to compute its card_ref and
-// partition; no answer, log line or metric label carries it, nor any raw path.
+// Privacy (docs/rule.md §5): the clear card is read from a lookup body only to compute its card_ref
+// and partition; no answer, log line or metric label carries it, nor any raw path.
 class Router {
  public:
   // `view` and `registry` must outlive the router. Registers the API's metric families.

@@ -34,8 +34,8 @@ struct GraceCandidate {
   double dropped_share = 0;  // of `records`
 };
 
-// Lateness measured over the last `interval_ms` of wall clock (SPEC §2). Against stream time:
-// ST(p) as it stood before the record minus its event time; a record is late-dropped exactly
+// Lateness measured over the last `interval_ms` of wall clock (docs/rule.md §2). Against stream
+// time: ST(p) as it stood before the record minus its event time; a record is late-dropped exactly
 // when that exceeds the grace, and a dropped record never moves ST(p), so the figures say what
 // any other grace would have dropped. Against the record timestamp: the Kafka record's own
 // timestamp minus its event time (how late the producer was), for records that have one.

@@ -2,9 +2,8 @@
 
 #include <unistd.h>
 
-#include <map>
-
 #include <CLI/CLI.hpp>
+#include <map>
 
 #include "service/kafka/properties.h"
 

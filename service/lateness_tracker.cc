@@ -43,7 +43,8 @@ api::LatenessReport reportOf(const LatenessWindow& window, const LatenessOptions
   report.timestamped_records = window.timestamped;
   if (window.records > 0) {
     report.vs_stream_time = quantilesOf(window.vs_stream_time, window.max_vs_stream_time);
-    // A grace of exactly the lateness keeps the record (SPEC §2: t == ST(p) - G is accepted).
+    // A grace of exactly the lateness keeps the record (docs/rule.md §2: t == ST(p) - G is
+    // accepted).
     report.advised_grace_p99_ms = report.vs_stream_time->p99_ms;
     report.advised_grace_p999_ms = report.vs_stream_time->p999_ms;
   }

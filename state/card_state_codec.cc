@@ -49,7 +49,7 @@ class Reader {
     pos_ += 2;
     return true;
   }
-  // SPEC §1: a tx_id is 1..64 bytes.
+  // docs/rule.md §1: a tx_id is 1..64 bytes.
   bool txId(std::string_view& id) {
     uint64_t len;
     if (!varint(len) || len == 0 || len > detectors::TxId::kMaxSize || len > bytes_.size() - pos_) {

@@ -16,8 +16,8 @@ void encodeCardState(const detectors::CardState& state, std::string& out);
 [[nodiscard]] std::string encodeCardState(const detectors::CardState& state);
 
 // The largest encoding of a card holding `max_events` events (each with a tx_id of the longest
-// size SPEC §1 allows) and an incident naming every possible country: what a changelog record
-// of one card can reach, to check against the topic's record limit at start-up.
+// size docs/rule.md §1 allows) and an incident naming every possible country: what a changelog
+// record of one card can reach, to check against the topic's record limit at start-up.
 [[nodiscard]] size_t maxEncodedCardStateBytes(size_t max_events);
 
 // Nothing when `bytes` is not a well-formed encoding of this format version.
