@@ -227,6 +227,12 @@ HttpResponse Router::cardLookup(const HttpRequest& request) const {
   if (!content_type || !isJsonMediaType(*content_type)) {
     return invalid(415, "unsupported_media_type", "the body must be application/json");
   }
+  // The one value the header may have (the OpenAPI document's enum): anything else is refused,
+  // not read as its absence.
+  const auto redirect = request.header("x-fraud-redirect");
+  if (redirect && *redirect != "manual") {
+    return invalid(400, "invalid_redirect_mode", "X-Fraud-Redirect may only be manual");
+  }
   const Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return invalid(400, "invalid_json", "the body is not valid JSON");
   const auto card = body.is_object() ? body.find("card") : body.end();
@@ -269,8 +275,7 @@ HttpResponse Router::cardLookup(const HttpRequest& request) const {
       break;
     }
     case CardLookupOutcome::kNotHeld: {
-      const auto redirect = request.header("x-fraud-redirect");
-      response = notHeld(*partition, redirect && http_text::equalsIgnoreCase(*redirect, "manual"));
+      response = notHeld(*partition, redirect.has_value());
       outcome = response.status == 307 ? "redirected" : "not_held";
       break;
     }

@@ -136,6 +136,15 @@ TEST_F(ConsoleRoutesTest, ManualRedirectGivesTheOwnersLocationIn421) {
   EXPECT_EQ(header(manual, "Location"), "");
   request.headers.pop_back();
   EXPECT_EQ(router().handle(request).status, 307);
+  // Any other value of the header is refused, not read as its absence (schemathesis sent an
+  // empty one and got the 307).
+  for (const char* other : {"", "Manual", "follow"}) {
+    request.headers.emplace_back("X-Fraud-Redirect", other);
+    const HttpResponse refused = router().handle(request);
+    EXPECT_EQ(refused.status, 400) << "'" << other << "'";
+    EXPECT_EQ(body(refused)["error"], "invalid_redirect_mode");
+    request.headers.pop_back();
+  }
 }
 
 }  // namespace
