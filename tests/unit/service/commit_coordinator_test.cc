@@ -222,8 +222,11 @@ TEST_F(CommitCoordinatorTest, CheckpointWritesRunInTheBackgroundAndAFailedOneIsF
   (*db_).failWritesForTesting("injected: no space left on device");
   feed(0, 1);
   ASSERT_EQ(commits_->maybeCommit(), Outcome::kNone);
-  ASSERT_EQ(commits_->waitForCommit(), Outcome::kCommitted);  // handed to the writer: fails there
-  // A later commit's hand-off learns of the failure.
+  // Handed to the writer, which fails it: this commit's hand-off learns of it when the writer
+  // was quick (a slow build, ASan), else a later commit's does.
+  const Outcome handed = commits_->waitForCommit();
+  ASSERT_TRUE(handed == Outcome::kCommitted || handed == Outcome::kFatal)
+      << static_cast<int>(handed);
   int64_t offset = 2;
   for (int i = 0; i < 100 && !commits_->fatal(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
