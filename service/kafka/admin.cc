@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -228,78 +229,72 @@ std::optional<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const s
   return offsets;
 }
 
+namespace {
+
+// Describes `group` and visits each of its members; false with `error` set when the request
+// fails or times out.
+bool forEachGroupMember(rd_kafka_t* client, const std::string& group, int timeout_ms,
+                        std::string& error,
+                        const std::function<void(const rd_kafka_MemberDescription_t*)>& visit) {
+  const char* groups_asked[] = {group.c_str()};
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
+  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
+  if (!event) {
+    error = "describing group " + group + " timed out";
+    return false;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
+    return false;
+  }
+  size_t count = 0;
+  const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
+      rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
+  for (size_t g = 0; g < count; ++g) {
+    if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
+      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
+      return false;
+    }
+    const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
+    for (size_t m = 0; m < members; ++m)
+      visit(rd_kafka_ConsumerGroupDescription_member(groups[g], m));
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
                                                                    const std::string& group,
                                                                    const std::string& topic,
                                                                    int timeout_ms,
                                                                    std::string& error) {
-  const char* groups_asked[] = {group.c_str()};
-  KafkaQueue queue(rd_kafka_queue_new(client));
-  rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
-  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
-  if (!event) {
-    error = "describing group " + group + " timed out";
-    return std::nullopt;
-  }
-  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
-    return std::nullopt;
-  }
   std::map<int32_t, std::string> owners;
-  size_t count = 0;
-  const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
-      rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
-  for (size_t g = 0; g < count; ++g) {
-    if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
-      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
-      return std::nullopt;
-    }
-    const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
-    for (size_t m = 0; m < members; ++m) {
-      const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
-      const auto* assigned =
-          rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
-      for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
-        if (topic == assigned->elems[i].topic) {
-          owners[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
+  const bool described =
+      forEachGroupMember(client, group, timeout_ms, error, [&](const auto* member) {
+        const auto* assigned =
+            rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+        for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
+          if (topic == assigned->elems[i].topic) {
+            owners[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
+          }
         }
-      }
-    }
-  }
+      });
+  if (!described) return std::nullopt;
   return owners;
 }
 
 std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
                                                      int timeout_ms, std::string& error) {
-  const char* groups_asked[] = {group.c_str()};
-  KafkaQueue queue(rd_kafka_queue_new(client));
-  rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
-  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
-  if (!event) {
-    error = "describing group " + group + " timed out";
-    return std::nullopt;
-  }
-  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
-    return std::nullopt;
-  }
   std::vector<GroupMember> result;
-  size_t count = 0;
-  const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
-      rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
-  for (size_t g = 0; g < count; ++g) {
-    if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
-      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
-      return std::nullopt;
-    }
-    const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
-    for (size_t m = 0; m < members; ++m) {
-      const auto* member = rd_kafka_ConsumerGroupDescription_member(groups[g], m);
-      const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
-      result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
-                                   instance != nullptr ? instance : ""});
-    }
-  }
+  const bool described =
+      forEachGroupMember(client, group, timeout_ms, error, [&](const auto* member) {
+        const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
+        result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
+                                     instance != nullptr ? instance : ""});
+      });
+  if (!described) return std::nullopt;
   return result;
 }
 
