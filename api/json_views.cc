@@ -96,15 +96,30 @@ Json partition(const PartitionStatus& p) {
   return entry;
 }
 
+Json standby(const StandbyCopy& copy) {
+  Json entry = Json::object();
+  entry["partition"] = copy.partition;
+  entry["phase"] = "standby";
+  entry["changelog_offset"] = orNull(copy.changelog_offset);
+  entry["lag_records"] = orNull(copy.lag_records);
+  entry["seconds_since_caught_up"] = orNull(copy.seconds_since_caught_up);
+  entry["catchups"] = copy.catchups;
+  entry["failures"] = copy.failures;
+  return entry;
+}
+
 Json partitions(const ServiceStatus& status) {
   Json partitions = Json::array();
   for (const auto& p : status.partitions) partitions.push_back(partition(p));
+  Json standbys = Json::array();
+  for (const auto& copy : status.standbys) standbys.push_back(standby(copy));
   Json body = Json::object();
   body["instance_id"] = status.instance_id;
   body["consumer_joined"] = status.consumer_joined;
   body["outputs_blocked"] = status.outputs_blocked;
   body["state_bytes"] = status.state_bytes;
   body["partitions"] = std::move(partitions);
+  body["standbys"] = std::move(standbys);
   return body;
 }
 

@@ -82,11 +82,22 @@ struct PartitionStatus {
   std::optional<LatenessReport> lateness;        // none when the service measures none
 };
 
+// A warm copy this instance keeps of a partition owned elsewhere (--standby-replicas).
+struct StandbyCopy {
+  int32_t partition = 0;
+  std::optional<int64_t> changelog_offset;  // the next changelog offset it lacks
+  std::optional<int64_t> lag_records;       // what it lacked when its last catch-up began
+  std::optional<double> seconds_since_caught_up;
+  uint64_t catchups = 0;
+  uint64_t failures = 0;
+};
+
 struct ServiceStatus {
   bool consumer_joined = false;             // the consumer is a member of the group
   bool outputs_blocked = false;             // alerts cannot be written: input is held
   std::string instance_id;                  // this instance, as peers name it
   std::vector<PartitionStatus> partitions;  // the partitions assigned here, by number
+  std::vector<StandbyCopy> standbys;         // warm copies of partitions owned elsewhere
   uint64_t state_bytes = 0;                 // RocksDB SST and memtable bytes
 };
 

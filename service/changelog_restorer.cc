@@ -22,8 +22,14 @@ constexpr auto kOpenTransactionNotice = std::chrono::seconds(2);
 }  // namespace
 
 ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& kafka,
-                                     std::string changelog_topic, state::StateDb& db)
-    : kafka_(kafka), topic_(std::move(changelog_topic)), db_(db) {
+                                     std::string changelog_topic, state::StateDb& db,
+                                     Options options)
+    : kafka_(kafka),
+      topic_(std::move(changelog_topic)),
+      db_(db),
+      role_(options.role),
+      own_leases_(options.leases != nullptr ? nullptr : std::make_unique<PartitionLeases>()),
+      leases_(options.leases != nullptr ? *options.leases : *own_leases_) {
   kafka_["isolation.level"] = "read_committed";
   kafka_["enable.partition.eof"] = "true";
   kafka_["enable.auto.commit"] = "false";
@@ -52,7 +58,7 @@ std::optional<std::string> ChangelogRestorer::start() {
   end_offsets_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(end_conf), error);
   if (!end_offsets_) return "restore end-offset client: " + error;
   thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "fd-restorer");
+    pthread_setname_np(pthread_self(), role_ == Role::kActive ? "fd-restorer" : "fd-standby");
     loop();
   });
   return std::nullopt;
@@ -118,6 +124,7 @@ struct ChangelogRestorer::Job {
   uint64_t records = 0;
   uint64_t malformed = 0;
   std::unique_ptr<state::PartitionRestore> writer;  // from the offsets on; made by finish() else
+  PartitionLeases::Lease lease;  // held from the checkpoint read until the job ends
   bool done = false;
   bool waiting_noticed = false;  // logged that an open transaction holds it
 };
@@ -160,6 +167,9 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
   result.ticket = job.ticket;
   result.records = job.records;
   result.malformed = job.malformed;
+  result.changelog_start = job.start;
+  result.changelog_end = job.end;
+  result.changelog_next = job.next;
   if (!error) {
     result.checkpoint = job.latest ? job.latest : job.local;
     if (result.checkpoint) result.checkpoint->changelog_next_offset = job.next;
@@ -171,6 +181,7 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
     result.checkpoint.reset();
   }
   job.writer.reset();
+  job.lease.release();
   result.duration = std::chrono::steady_clock::now() - job.started;
   std::lock_guard lock(mu_);
   progress_.erase(job.partition);
@@ -190,13 +201,6 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     job.partition = p;
     job.ticket = ticket;
     job.started = std::chrono::steady_clock::now();
-    try {
-      job.local = db_.checkpoint(p);
-    } catch (const std::exception& e) {
-      spdlog::warn("partition {}: {}; rebuilding it from the changelog", p, e.what());
-      if (auto error = db_.clearPartition(p)) throw std::runtime_error(*error);
-      job.local.reset();
-    }
   }
   // The changelog's start and end offsets of every partition, in two requests.
   auto earliest = kafka::makePartitionList(static_cast<int>(partitions.size()));
@@ -223,33 +227,12 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
   auto assignment = kafka::makePartitionList();
   for (int i = 0; i < latest->cnt; ++i) {
     Job& job = jobs.at(latest->elems[i].partition);
-    const int64_t low = std::max<int64_t>(0, earliest->elems[i].offset);
-    job.end = std::max<int64_t>(0, latest->elems[i].offset);
-    job.start = job.local ? job.local->changelog_next_offset : low;
-    if (job.local && (job.start > job.end || job.start < low)) {
-      // The changelog no longer matches this disk (topic recreated, or our offset compacted
-      // away): forget the local state and take everything from the changelog. (A checkpoint
-      // past the last stable offset but within the high watermark is no mismatch: the restore
-      // waits for the open transaction instead.)
-      spdlog::warn(
-          "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
-          "rebuilding from the changelog",
-          job.partition, job.start, low, job.end);
-      if (auto error = db_.clearPartition(job.partition)) {
-        finish(job, error);
-        continue;
-      }
-      job.local.reset();
-      job.start = low;
+    if (!prepare(job, std::max<int64_t>(0, earliest->elems[i].offset),
+                 std::max<int64_t>(0, latest->elems[i].offset))) {
+      continue;
     }
-    job.next = job.start;
-    job.writer = db_.beginRestore(job.partition, !job.local);
-    if (job.start >= job.end) {
-      finish(job, std::nullopt);
-    } else {
-      rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition)->offset =
-          job.start;
-    }
+    rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition)->offset =
+        job.start;
   }
   if (assignment->cnt == 0) return;
   if (const auto err = rd_kafka_assign(consumer_.get(), assignment.get())) {
@@ -273,6 +256,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
         if (it != cancelled_.end() && it->second) {
           job.done = true;
           job.writer.reset();
+          job.lease.release();
           --remaining;
         }
       }
@@ -297,6 +281,68 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
   rd_kafka_assign(consumer_.get(), nullptr);
 }
 
+bool ChangelogRestorer::prepare(Job& job, int64_t low, int64_t high) {
+  const int32_t p = job.partition;
+  if (role_ == Role::kActive) {
+    job.lease = leases_.acquire(p);  // a standby catch-up of it gives way within a batch
+  } else {
+    // Under mu_: a cancel() (the partition was assigned here) that came first is seen, and one
+    // that comes later makes the active restore wait for this lease.
+    std::lock_guard lock(mu_);
+    if (stopping_ || cancelled_[p]) {
+      job.done = true;
+      return false;
+    }
+    job.lease = leases_.tryAcquire(p);
+  }
+  if (!job.lease) {
+    job.done = true;
+    RestoreResult busy;
+    busy.partition = p;
+    busy.ticket = job.ticket;
+    busy.busy = true;
+    std::lock_guard lock(mu_);
+    progress_.erase(p);
+    if (!cancelled_[p]) completed_.push_back(std::move(busy));
+    return false;
+  }
+  try {
+    job.local = db_.checkpoint(p);
+  } catch (const std::exception& e) {
+    spdlog::warn("partition {}: {}; rebuilding it from the changelog", p, e.what());
+    if (auto error = db_.clearPartition(p)) {
+      finish(job, error);
+      return false;
+    }
+    job.local.reset();
+  }
+  job.end = high;
+  job.start = job.local ? job.local->changelog_next_offset : low;
+  if (job.local && (job.start > job.end || job.start < low)) {
+    // The changelog no longer matches this disk (topic recreated, or our offset compacted
+    // away): forget the local state and take everything from the changelog. (A checkpoint
+    // past the last stable offset but within the high watermark is no mismatch: the restore
+    // waits for the open transaction instead.)
+    spdlog::warn(
+        "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
+        "rebuilding from the changelog",
+        p, job.start, low, job.end);
+    if (auto error = db_.clearPartition(p)) {
+      finish(job, error);
+      return false;
+    }
+    job.local.reset();
+    job.start = low;
+  }
+  job.next = job.start;
+  job.writer = db_.beginRestore(p, !job.local);
+  if (job.start >= job.end) {
+    finish(job, std::nullopt);
+    return false;
+  }
+  return true;
+}
+
 bool ChangelogRestorer::apply(Job& job, const rd_kafka_message_t* message) {
   if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
     // The end of the committed data. A transaction left open by a departed owner holds the
@@ -304,7 +350,9 @@ bool ChangelogRestorer::apply(Job& job, const rd_kafka_message_t* message) {
     job.next = std::max(job.next, message->offset);
     if (message->offset < job.end) {
       const auto now = std::chrono::steady_clock::now();
-      if (now - job.started > kOpenTransactionNotice && !job.waiting_noticed) {
+      // (A standby catch-up waits for the live owner's transaction every round: no news.)
+      if (role_ == Role::kActive && now - job.started > kOpenTransactionNotice &&
+          !job.waiting_noticed) {
         job.waiting_noticed = true;
         spdlog::warn(
             "partition {}: the changelog is stable up to offset {} of {}; waiting for an open "

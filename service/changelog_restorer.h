@@ -16,6 +16,7 @@
 #include "service/changelog_format.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
+#include "service/partition_leases.h"
 #include "service/restore_queue.h"
 #include "state/state_db.h"
 
@@ -36,12 +37,31 @@ namespace fraud::service {
 // skipped; a local checkpoint that does not decode makes the partition rebuild from the
 // changelog's start.
 //
+// Two roles. The active restorer brings up partitions assigned here, before they are consumed.
+// The standby restorer (--standby-replicas) catches up warm copies of partitions owned
+// elsewhere, round after round (StandbyReplicas), so that a partition that moves here later
+// restores only the changelog's tail. Both write the same database: a restore holds the
+// partition's lease (PartitionLeases) while it reads the checkpoint and writes cards; the
+// active one waits for it, the standby one gives the partition up for that round (`busy`), and
+// never takes a partition it was told to cancel.
+//
 // Thread-safety: the RestoreQueue methods may be called from any thread; start() and stop()
 // from the owning thread.
 class ChangelogRestorer final : public RestoreQueue {
  public:
+  enum class Role { kActive, kStandby };
+  struct Options {
+    Role role = Role::kActive;
+    // Shared by the active and the standby restorer of one database; null: a set of its own.
+    PartitionLeases* leases = nullptr;
+  };
+
   ChangelogRestorer(const kafka::KafkaProperties& kafka, std::string changelog_topic,
-                    state::StateDb& db);
+                    state::StateDb& db, Options options);
+  // The active role, with leases of its own.
+  ChangelogRestorer(const kafka::KafkaProperties& kafka, std::string changelog_topic,
+                    state::StateDb& db)
+      : ChangelogRestorer(kafka, std::move(changelog_topic), db, Options{}) {}
   ~ChangelogRestorer() override;
 
   // Starts the thread; an error message when the consumer cannot be created.
@@ -58,12 +78,18 @@ class ChangelogRestorer final : public RestoreQueue {
   void loop();
   void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions);
   void finish(Job& job, std::optional<std::string> error);
+  // Takes the job's lease (standby: only when free and not cancelled), reads its checkpoint
+  // and decides where it starts. False when the job ended there.
+  [[nodiscard]] bool prepare(Job& job, int64_t low, int64_t high);
   // Applies one message of the job's partition; true when that ended the job.
   [[nodiscard]] bool apply(Job& job, const rd_kafka_message_t* message);
 
   kafka::KafkaProperties kafka_;
   std::string topic_;
   state::StateDb& db_;
+  Role role_;
+  std::unique_ptr<PartitionLeases> own_leases_;
+  PartitionLeases& leases_;
   kafka::KafkaHandle consumer_;
   kafka::KafkaHandle end_offsets_;  // read_uncommitted: asks for high watermarks
   std::thread thread_;

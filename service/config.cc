@@ -76,6 +76,12 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (max_held_output_mb < 1 || max_held_output_mb > 4096) {
     add("--max-held-output-mb must be 1..4096, got " + std::to_string(max_held_output_mb));
   }
+  if (standby_replicas < 0 || standby_replicas > 16) {
+    add("--standby-replicas must be 0..16, got " + std::to_string(standby_replicas));
+  }
+  if (standby_interval_ms < 100 || standby_interval_ms > 60'000) {
+    add("--standby-interval-ms must be 100..60000, got " + std::to_string(standby_interval_ms));
+  }
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
   }
@@ -201,6 +207,14 @@ void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
           std::map<std::string, AlertDelivery>{{"transactional", AlertDelivery::kTransactional},
                                                {"immediate", AlertDelivery::kImmediate}}))
       ->default_str("transactional");
+  opt("--standby-replicas", c.standby_replicas,
+      "Warm copies of each partition kept by other members, by tailing its changelog, so that "
+      "a partition that moves restores only the tail (0: none; members - 1: every member "
+      "copies every partition it does not own)")
+      ->capture_default_str();
+  opt("--standby-interval-ms", c.standby_interval_ms,
+      "How often a standby copy catches up with the changelog (ms)")
+      ->capture_default_str();
   opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();
   cmd.add_option("--kafka", c.kafka_overrides,

@@ -46,6 +46,10 @@ struct ServiceConfig {
   // commit). kImmediate: alerts produced at detection on an idempotent producer (repeats of a
   // key only after a fault; docs/state-and-recovery.md).
   AlertDelivery alert_delivery = AlertDelivery::kTransactional;
+  // Warm copies of partitions owned by other members, kept by tailing their changelog
+  // (0..16; 0: none). standby_interval_ms: how often a copy catches up (100..60000).
+  int32_t standby_replicas = 0;
+  int64_t standby_interval_ms = 1'000;
 
   std::optional<std::string> card_hash_key_file;
   std::optional<std::string> kafka_config_file;

@@ -335,6 +335,15 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                               .Help("Input partitions assigned to this instance")
                               .Register(registry)
                               .Add({})),
+      standby_lag(BuildGauge()
+                      .Name("fraud_standby_lag_records")
+                      .Help("Changelog records a warm standby copy lacked when its last "
+                            "catch-up began")
+                      .Register(registry)),
+      standby_age(BuildGauge()
+                      .Name("fraud_standby_catchup_age_seconds")
+                      .Help("Seconds since a warm standby copy's last catch-up ended")
+                      .Register(registry)),
       build_info(BuildGauge()
                      .Name("fraud_detector_build_info")
                      .Help("Always 1; the labels name the build: version and, when the build "

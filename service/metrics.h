@@ -155,6 +155,11 @@ class ServiceMetrics {
   // transaction aborted at once) on a partition's arrival; result ok or failed.
   prometheus::Family<prometheus::Counter>& fenced_owners;
   prometheus::Gauge& assigned_partitions;
+  // Warm copies of partitions owned elsewhere (--standby-replicas), per partition:
+  // fraud_standby_lag_records (changelog records the copy lacked when its last catch-up began)
+  // and fraud_standby_catchup_age_seconds (since the last catch-up ended).
+  prometheus::Family<prometheus::Gauge>& standby_lag;
+  prometheus::Family<prometheus::Gauge>& standby_age;
   // fraud_detector_build_info{version, revision} 1: the build, for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;
 

@@ -16,6 +16,12 @@ struct RestoreResult {
   std::optional<state::PartitionCheckpoint> checkpoint;  // none: the partition has no state yet
   uint64_t records = 0;                                  // changelog records applied
   uint64_t malformed = 0;  // changelog records that did not decode (their cards dropped)
+  int64_t changelog_start = 0;  // the changelog offset the restore read from
+  int64_t changelog_end = 0;    // the changelog's high watermark when it began
+  int64_t changelog_next = 0;   // the next changelog offset it did not apply
+  // The partition's local state was being written by another restore (a standby catch-up
+  // gives way to the active one): nothing was done; not an error.
+  bool busy = false;
   std::chrono::duration<double> duration{};
   std::optional<std::string> error;  // the restore failed; retry it
 };

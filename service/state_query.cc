@@ -49,6 +49,18 @@ api::ServiceStatus StateQuery::status() const {
   });
   const int64_t now_ms = wallClockMs();
   for (auto& p : status.partitions) p.lateness = lateness_.report(p.partition, now_ms);
+  if (const StandbyReplicas* standbys = standbys_.load()) {
+    for (const StandbyStatus& copy : standbys->statuses()) {
+      api::StandbyCopy view;
+      view.partition = copy.partition;
+      if (copy.changelog_offset >= 0) view.changelog_offset = copy.changelog_offset;
+      if (copy.lag_records >= 0) view.lag_records = copy.lag_records;
+      view.seconds_since_caught_up = copy.seconds_since_caught_up;
+      view.catchups = copy.catchups;
+      view.failures = copy.failures;
+      status.standbys.push_back(view);
+    }
+  }
   return status;
 }
 

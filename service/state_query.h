@@ -12,6 +12,7 @@
 #include "service/config.h"
 #include "service/lateness_board.h"
 #include "service/recent_alerts.h"
+#include "service/standby_replicas.h"
 #include "service/task_manager.h"
 #include "service/topic_admin.h"
 #include "state/state_db.h"
@@ -30,6 +31,8 @@ class StateQuery final : public api::ServiceView {
   StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher, state::StateDb& db);
 
   void attach(const TaskManager& tasks, const TopicAdmin& admin, int32_t input_partitions);
+  // The warm copies to show (--standby-replicas); once, like attach().
+  void attachStandbys(const StandbyReplicas& standbys) { standbys_.store(&standbys); }
   void setJoined(bool joined) { joined_.store(joined); }
   void setOutputsBlocked(bool blocked) { outputs_blocked_.store(blocked); }
 
@@ -54,6 +57,7 @@ class StateQuery final : public api::ServiceView {
   detectors::Partitioner partitioner_;
   std::atomic<const TaskManager*> tasks_{nullptr};
   std::atomic<const TopicAdmin*> admin_{nullptr};
+  std::atomic<const StandbyReplicas*> standbys_{nullptr};
   std::atomic<int32_t> input_partitions_{0};
   std::atomic<bool> joined_{false};
   std::atomic<bool> outputs_blocked_{false};

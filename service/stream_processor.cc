@@ -49,6 +49,7 @@ StreamProcessor::StreamProcessor(const ServiceConfig& config, kafka::KafkaProper
       query_(config_, hasher, db) {}
 
 StreamProcessor::~StreamProcessor() {
+  if (standby_restorer_) standby_restorer_->stop();
   if (restorer_) restorer_->stop();
 }
 
@@ -141,7 +142,9 @@ std::optional<std::string> StreamProcessor::start() {
   if (!consumer_) return "consumer: " + error;
   rd_kafka_poll_set_consumer(consumer_.get());
 
-  restorer_ = std::make_unique<ChangelogRestorer>(common, config_.changelog_topic, db_);
+  restorer_ = std::make_unique<ChangelogRestorer>(
+      common, config_.changelog_topic, db_,
+      ChangelogRestorer::Options{ChangelogRestorer::Role::kActive, &leases_});
   if (auto e = restorer_->start()) return e;
   input_ =
       std::make_unique<KafkaInput>(consumer_.get(), config_.input_topic, config_.auto_offset_reset);
@@ -156,6 +159,7 @@ std::optional<std::string> StreamProcessor::start() {
   context_->recent_alerts = &query_.recentAlertRing();
   query_.lateness().publishTo(metrics_.shared_registry);
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
+  if (auto e = startStandbys(common)) return e;
 
   CommitCoordinator::Options commit;
   commit.input_topic = config_.input_topic;
@@ -187,6 +191,33 @@ std::optional<std::string> StreamProcessor::start() {
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.
   if (!config_.embedded_kafka) admin_->startOwnerRefresh(kOwnersRefresh);
+  return std::nullopt;
+}
+
+std::optional<std::string> StreamProcessor::startStandbys(const kafka::KafkaProperties& common) {
+  if (config_.standby_replicas == 0) return std::nullopt;
+  // The placement follows the group's owner map, which the embedded cluster cannot describe
+  // (and an embedded run has one member anyway).
+  if (config_.embedded_kafka) {
+    spdlog::warn("--standby-replicas: no standby copies with the embedded cluster (one member)");
+    return std::nullopt;
+  }
+  standby_restorer_ = std::make_unique<ChangelogRestorer>(
+      common, config_.changelog_topic, db_,
+      ChangelogRestorer::Options{ChangelogRestorer::Role::kStandby, &leases_});
+  if (auto e = standby_restorer_->start()) return "standby " + *e;
+  StandbyReplicas::Options options;
+  options.replicas = config_.standby_replicas;
+  options.self = common.at("client.id");  // how the owner map names members
+  options.interval = std::chrono::milliseconds(config_.standby_interval_ms);
+  TopicAdmin* admin = admin_.get();
+  standbys_ = std::make_unique<StandbyReplicas>(options, *standby_restorer_,
+                                                [admin] { return admin->owners(); });
+  tasks_->setStandbys(standbys_.get());
+  query_.attachStandbys(*standbys_);
+  spdlog::info("keeping {} standby cop{} of partitions owned elsewhere, caught up every {} ms",
+               config_.standby_replicas, config_.standby_replicas == 1 ? "y" : "ies",
+               config_.standby_interval_ms);
   return std::nullopt;
 }
 

@@ -16,6 +16,7 @@
 #include "service/kafka_input.h"
 #include "service/metrics.h"
 #include "service/partition_task.h"
+#include "service/standby_replicas.h"
 #include "service/state_query.h"
 #include "service/stream_thread.h"
 #include "service/task_manager.h"
@@ -60,6 +61,8 @@ class StreamProcessor final {
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
   [[nodiscard]] std::optional<std::string> checkRecordLimits(size_t producer_limit);
   // The fencer of departed owners' transactions, unless members cannot be told apart.
+  // The standby restorer and its rounds (--standby-replicas); nothing without them.
+  [[nodiscard]] std::optional<std::string> startStandbys(const kafka::KafkaProperties& common);
   [[nodiscard]] std::optional<std::string> startFencer(const kafka::KafkaProperties& producer_props,
                                                        const std::string& client_id);
 
@@ -80,7 +83,10 @@ class StreamProcessor final {
   std::unique_ptr<TransactionFencer> fencer_;     // not with the embedded cluster
   std::unique_ptr<ImmediateAlertOutput> alerts_;  // --alert-delivery immediate only
   std::unique_ptr<TransactionalOutput> output_;   // its committer may flush alerts_
+  PartitionLeases leases_;  // which restorer writes a partition now
   std::unique_ptr<ChangelogRestorer> restorer_;
+  std::unique_ptr<ChangelogRestorer> standby_restorer_;  // --standby-replicas only
+  std::unique_ptr<StandbyReplicas> standbys_;            // --standby-replicas only
   std::unique_ptr<KafkaInput> input_;
   std::unique_ptr<detectors::RecordPipeline> pipeline_;
   IntervalMetrics interval_;

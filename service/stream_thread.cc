@@ -61,6 +61,7 @@ int StreamThread::run(const std::atomic<bool>& stop) {
     for (const int32_t p : tasks_.activateRestored()) {
       metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
     }
+    tasks_.maintainStandbys();
     if (commits_.poll() == CommitCoordinator::Outcome::kFatal) break;
     releaseHeldInput();
     collect(batch, commits_.pollTimeoutMs(kPollMs));
@@ -270,10 +271,28 @@ void StreamThread::refreshGauges() {
     }
     metrics_.state_cards.Add({{"partition", label}}).Set(static_cast<double>(status.cards));
   }
+  refreshStandbyGauges();
   metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
   metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));
   if (const uint64_t malformed = tasks_.takeMalformedChangelogRecords(); malformed > 0) {
     metrics_.changelog_malformed.Increment(static_cast<double>(malformed));
+  }
+}
+
+void StreamThread::refreshStandbyGauges() {
+  StandbyReplicas* standbys = tasks_.standbys();
+  if (standbys == nullptr) return;
+  for (const int32_t p : standbys->takeDropped()) {
+    const std::string label = std::to_string(p);
+    for (auto* family : {&metrics_.standby_lag, &metrics_.standby_age}) {
+      family->Remove(&family->Add({{"partition", label}}));
+    }
+  }
+  for (const StandbyStatus& copy : standbys->statuses()) {
+    if (!copy.seconds_since_caught_up) continue;
+    const std::string label = std::to_string(copy.partition);
+    metrics_.standby_lag.Add({{"partition", label}}).Set(static_cast<double>(copy.lag_records));
+    metrics_.standby_age.Add({{"partition", label}}).Set(*copy.seconds_since_caught_up);
   }
 }
 

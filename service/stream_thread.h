@@ -74,6 +74,7 @@ class StreamThread {
   void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
   void dropPartitionGauges(int32_t partition);
   void refreshGauges();
+  void refreshStandbyGauges();
   [[nodiscard]] int shutdown();
 
   const ServiceConfig& config_;

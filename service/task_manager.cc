@@ -40,6 +40,7 @@ void TaskManager::restoreUnder(const std::vector<int32_t>& partitions) {
 }
 
 void TaskManager::assign(const std::vector<int32_t>& partitions) {
+  if (standbys_ != nullptr) standbys_->release(partitions);
   {
     std::unique_lock lock(mu_);
     for (const int32_t p : partitions) {

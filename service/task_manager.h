@@ -10,6 +10,7 @@
 
 #include "service/partition_task.h"
 #include "service/restore_queue.h"
+#include "service/standby_replicas.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -50,7 +51,13 @@ class TaskManager {
   TaskManager(const TaskManager&) = delete;
   TaskManager& operator=(const TaskManager&) = delete;
 
-  // New tasks for these partitions, restoring; their input paused until activation.
+  // Warm copies of partitions owned elsewhere (--standby-replicas); none by default. Set before
+  // the first assignment.
+  void setStandbys(StandbyReplicas* standbys) { standbys_ = standbys; }
+  [[nodiscard]] StandbyReplicas* standbys() const { return standbys_; }
+
+  // New tasks for these partitions, restoring; their input paused until activation. A warm
+  // copy of one of them stops being written first, so its restore reads only the tail.
   void assign(const std::vector<int32_t>& partitions);
   // Drops these partitions' tasks (the caller committed or aborted what they did first).
   void remove(const std::vector<int32_t>& partitions);
@@ -58,6 +65,10 @@ class TaskManager {
   // checkpoint and resumes it. Failed restores and unanswered start offsets are retried.
   // Returns the partitions activated.
   std::vector<int32_t> activateRestored();
+  // Catches the warm copies up when a round is due (no-op without standby replicas).
+  void maintainStandbys() {
+    if (standbys_ != nullptr) standbys_->tick(partitions());
+  }
   // After an abort: every active task back to its last committed checkpoint, locally or by a
   // restore from the changelog. Bumps rewindEpoch().
   void rewindAll();
@@ -99,6 +110,7 @@ class TaskManager {
   state::StateDb& db_;
   InputControl& input_;
   RestoreQueue& restorer_;
+  StandbyReplicas* standbys_ = nullptr;
 
   mutable std::shared_mutex mu_;
   std::map<int32_t, std::unique_ptr<PartitionTask>> tasks_;

@@ -120,6 +120,11 @@ std::optional<std::string> TopicAdmin::ownerOf(int32_t partition) const {
   return it->second;
 }
 
+std::map<int32_t, std::string> TopicAdmin::owners() const {
+  std::lock_guard lock(mu_);
+  return owners_;
+}
+
 std::optional<std::map<int32_t, std::string>> TopicAdmin::describeOwners() {
   std::string error;
   return kafka::groupPartitionOwners(client_, config_.group_id, config_.input_topic,

@@ -41,6 +41,8 @@ class TopicAdmin {
   void startOwnerRefresh(std::chrono::milliseconds every);
   // The client id of the member that owned `partition` at the last refresh.
   [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const;
+  // Every partition's owner at the last refresh (partitions without one are missing).
+  [[nodiscard]] std::map<int32_t, std::string> owners() const;
 
  private:
   [[nodiscard]] std::optional<std::string> ensureChangelogTopic();

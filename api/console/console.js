@@ -274,6 +274,14 @@ async function refreshPartitions() {
         late && late.advice.grace_p99_ms !== null
           ? dur(late.advice.grace_p99_ms) + " / " + dur(late.advice.grace_p999_ms) : null]));
     }
+    // Warm copies of partitions owned elsewhere (--standby-replicas).
+    for (const s of r.body.standbys || []) {
+      const state = s.seconds_since_caught_up === null ? "standby, first catch-up"
+        : "standby, " + s.lag_records + " behind " + s.seconds_since_caught_up.toFixed(1) +
+          " s ago";
+      body.appendChild(row([s.partition, "elsewhere", state, null, null, null, null, null, null,
+        null]));
+    }
     if (l.status === 200) drawLateness(l.body);
   });
 }

@@ -113,6 +113,14 @@ def test_alert_delivery_is_transactional_unless_asked_and_only_one_of_two_modes(
     assert "alertDelivery" in render_error({"config": {"alertDelivery": "eventually"}})
 
 
+def test_standby_replicas_are_off_by_default_and_passed_through_when_set():
+    assert configmap_env(render())["FRAUD_STANDBY_REPLICAS"] == "0"
+    two = configmap_env(render({"config": {"standbyReplicas": 2, "standbyIntervalMs": 500}}))
+    assert two["FRAUD_STANDBY_REPLICAS"] == "2"
+    assert two["FRAUD_STANDBY_INTERVAL_MS"] == "500"
+    assert "standbyReplicas" in render_error({"config": {"standbyReplicas": -1}})
+
+
 def test_large_numbers_are_rendered_as_integers():
     env = configmap_env(render({"config": {"windowMs": 86400000, "graceMs": 12000000}}))
     assert env["FRAUD_WINDOW_MS"] == "86400000"

@@ -80,5 +80,73 @@ TEST(ChangelogRestorer, MalformedChangelogRecordsAreCountedAndSurvived) {
   restorer.stop();
 }
 
+
+TEST(ChangelogRestorer, AStandbyCopyCatchesUpSoThatTheActiveRestoreReadsOnlyTheTail) {
+  MockCluster cluster;
+  cluster.createTopic("changelog", 1);
+  const kafka::KafkaProperties props{{"bootstrap.servers", cluster.bootstrap()},
+                                     {"log_level", "2"}};
+  kafka::SyncProducer producer(props);
+  ASSERT_TRUE(producer.ok()) << producer.error();
+  detectors::CardState state;
+  state.events.push_back(detectors::Event{1'000, detectors::Country::of('F', 'R'), "t1"});
+  const std::string encoded = state::encodeCardState(state);
+  ASSERT_TRUE(producer.send("changelog", 0, refOf(1).raw(), encoded));
+  ASSERT_TRUE(producer.send("changelog", 0, refOf(2).raw(), encoded));
+  ASSERT_TRUE(producer.send("changelog", 0, kChangelogCheckpointKey,
+                            state::PartitionCheckpoint{10, 1'000, 0}.encode()));
+
+  TempStateDb db;
+  PartitionLeases leases;
+  ChangelogRestorer standby(props, "changelog", *db,
+                            {ChangelogRestorer::Role::kStandby, &leases});
+  ChangelogRestorer active(props, "changelog", *db, {ChangelogRestorer::Role::kActive, &leases});
+  ASSERT_EQ(standby.start(), std::nullopt);
+  ASSERT_EQ(active.start(), std::nullopt);
+
+  standby.enqueue({{0, 1}});
+  auto caught_up = waitForResults(standby, 1);
+  ASSERT_EQ(caught_up.size(), 1u);
+  ASSERT_FALSE(caught_up[0].error.has_value()) << *caught_up[0].error;
+  EXPECT_FALSE(caught_up[0].busy);
+  EXPECT_EQ(caught_up[0].records, 3u);
+  EXPECT_EQ(caught_up[0].changelog_start, 0);
+  EXPECT_EQ(caught_up[0].changelog_next, 3);
+  auto on_disk = (*db).checkpoint(0);
+  ASSERT_TRUE(on_disk.has_value()) << "the copy's checkpoint is on disk";
+  EXPECT_EQ(on_disk->next_offset, 10);
+  EXPECT_EQ(on_disk->changelog_next_offset, 3);
+
+  // The owner goes on; then the partition moves here: the restore reads the tail alone.
+  ASSERT_TRUE(producer.send("changelog", 0, refOf(3).raw(), encoded));
+  ASSERT_TRUE(producer.send("changelog", 0, kChangelogCheckpointKey,
+                            state::PartitionCheckpoint{20, 2'000, 0}.encode()));
+  standby.cancel(0);
+  active.enqueue({{0, 9}});
+  auto restored = waitForResults(active, 1);
+  ASSERT_EQ(restored.size(), 1u);
+  ASSERT_FALSE(restored[0].error.has_value()) << *restored[0].error;
+  EXPECT_EQ(restored[0].records, 2u) << "only what the copy lacked";
+  ASSERT_TRUE(restored[0].checkpoint.has_value());
+  EXPECT_EQ(restored[0].checkpoint->next_offset, 20);
+  auto store = (*db).cardStore(0);
+  for (uint8_t n : {1, 2, 3}) EXPECT_NE(store->find(refOf(n)), nullptr) << "card " << int{n};
+  store.reset();
+
+  // While another restore holds the partition, a standby round gives way and writes nothing.
+  {
+    auto held = leases.acquire(0);
+    ASSERT_TRUE(producer.send("changelog", 0, refOf(4).raw(), encoded));
+    standby.enqueue({{0, 2}});
+    auto gave_way = waitForResults(standby, 1);
+    ASSERT_EQ(gave_way.size(), 1u);
+    EXPECT_TRUE(gave_way[0].busy);
+    EXPECT_FALSE(gave_way[0].error.has_value());
+  }
+  EXPECT_EQ((*db).checkpoint(0)->changelog_next_offset, 5) << "the busy round wrote nothing";
+  standby.stop();
+  active.stop();
+}
+
 }  // namespace
 }  // namespace fraud::service
