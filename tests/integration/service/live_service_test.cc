@@ -206,5 +206,87 @@ TEST_F(LiveServiceTest, ImmediateDeliveryKillNineLosesNothingAndRepeatsOnlyExact
   EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
 }
 
+// Standby replicas: each of two instances keeps a warm copy of the other's partitions; after a
+// kill -9 the survivor's restores read only what its copies lacked (not what the dead owner
+// changed since the survivor last held the partition), and the alerts still equal replay.
+TEST_F(LiveServiceTest, WithStandbyReplicasTheSurvivorOfAKillRestoresOnlyTheTailAndMatchesReplay) {
+  StreamOptions options;
+  options.records = 60'000;
+  options.cards = 3'000;
+  options.step_ms = 2;
+  const auto records = generateStream(options);
+  const auto third = static_cast<std::ptrdiff_t>(records.size() / 3);
+  produce({records.begin(), records.begin() + third});
+  const std::vector<std::string> standby = {"--standby-replicas", "1", "--standby-interval-ms",
+                                            "200"};
+  const uint16_t port_a = freeTcpPort();
+  std::vector<std::string> extra_a = standby;
+  extra_a.insert(extra_a.end(), {"--http-port", std::to_string(port_a)});
+  auto& a = startInstance("standby-a", extra_a);
+  auto& b = startInstance("standby-b", standby);
+  const auto statusOfA = [&] {
+    const auto answer = httpGet("http://127.0.0.1:" + std::to_string(port_a) + "/v1/partitions");
+    return answer.status == 200 ? json::parse(answer.body) : json();
+  };
+  // B's partitions -> the changelog offset A's copy of each has reached, once everything
+  // produced is processed and every partition is held by one and copied by the other.
+  const auto caughtUpCopies = [&](const std::map<int, int64_t>& beyond) {
+    std::map<int, int64_t> copied;
+    const auto deadline = std::chrono::steady_clock::now() + seconds(120);
+    while (std::chrono::steady_clock::now() < deadline) {
+      copied.clear();
+      const json status = statusOfA();
+      if (status.is_object() && kafka_->waitForCaughtUp(group_, input_, seconds(1))) {
+        const size_t held = status["partitions"].size();
+        for (const auto& copy : status["standbys"]) {
+          const int p = copy["partition"].get<int>();
+          if (copy["catchups"].get<int>() > 0 && copy["changelog_offset"].is_number() &&
+              copy["changelog_offset"].get<int64_t>() > (beyond.count(p) ? beyond.at(p) : 0)) {
+            copied[p] = copy["changelog_offset"].get<int64_t>();
+          }
+        }
+        if (held > 0 && held < static_cast<size_t>(kPartitions) &&
+            held + copied.size() == static_cast<size_t>(kPartitions)) {
+          return copied;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "A's copies of B's partitions did not catch up\n" << a.stderrText();
+    return std::map<int, int64_t>{};
+  };
+  const auto before = caughtUpCopies({});
+  ASSERT_FALSE(before.empty());
+  // B changes its partitions; A's copies follow.
+  produce({records.begin() + third, records.begin() + 2 * third});
+  const auto after = caughtUpCopies(before);
+  ASSERT_EQ(after.size(), before.size()) << "the partitions moved meanwhile";
+
+  b.signal(SIGKILL);
+  ASSERT_TRUE(b.waitExit(seconds(10)).has_value());
+  produce({records.begin() + 2 * third, records.end()});
+  expectAlertsMatchReplay();
+
+  // Without its copy, A would have read everything B changed since A last held the partition
+  // (at least what the copy applied between the two looks); with it, only what it lacked.
+  const json status = statusOfA();
+  ASSERT_EQ(status["partitions"].size(), static_cast<size_t>(kPartitions)) << a.stderrText();
+  for (const auto& p : status["partitions"]) {
+    const int partition = p["partition"].get<int>();
+    if (after.count(partition) == 0) continue;
+    const int64_t followed = after.at(partition) - before.at(partition);
+    EXPECT_LT(p["restored_records"].get<int64_t>(), followed)
+        << "partition " << partition << ": the restore did not start from the copy";
+  }
+  // The owner map is refreshed every 5 s: then no other member is left to copy.
+  const auto alone_by = std::chrono::steady_clock::now() + seconds(20);
+  while (!statusOfA()["standbys"].empty() && std::chrono::steady_clock::now() < alone_by) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_TRUE(statusOfA()["standbys"].empty()) << "copies kept of partitions held here";
+  a.signal(SIGTERM);
+  EXPECT_EQ(a.waitExit(seconds(25)), 0) << a.stderrText();
+}
+
 }  // namespace
 }  // namespace fraud::testing
