@@ -97,7 +97,7 @@ struct ServiceStatus {
   bool outputs_blocked = false;             // alerts cannot be written: input is held
   std::string instance_id;                  // this instance, as peers name it
   std::vector<PartitionStatus> partitions;  // the partitions assigned here, by number
-  std::vector<StandbyCopy> standbys;         // warm copies of partitions owned elsewhere
+  std::vector<StandbyCopy> standbys;        // warm copies of partitions owned elsewhere
   uint64_t state_bytes = 0;                 // RocksDB SST and memtable bytes
 };
 

@@ -15,7 +15,7 @@ struct RestoreResult {
   uint64_t ticket = 0;                                   // as given to enqueue()
   std::optional<state::PartitionCheckpoint> checkpoint;  // none: the partition has no state yet
   uint64_t records = 0;                                  // changelog records applied
-  uint64_t malformed = 0;  // changelog records that did not decode (their cards dropped)
+  uint64_t malformed = 0;       // changelog records that did not decode (their cards dropped)
   int64_t changelog_start = 0;  // the changelog offset the restore read from
   int64_t changelog_end = 0;    // the changelog's high watermark when it began
   int64_t changelog_next = 0;   // the next changelog offset it did not apply

@@ -15,8 +15,8 @@ std::set<int32_t> standbyPlacement(const std::map<int32_t, std::string>& owners,
   std::sort(members.begin(), members.end());
   members.erase(std::unique(members.begin(), members.end()), members.end());
   const size_t count = members.size();
-  const size_t self_rank = static_cast<size_t>(
-      std::lower_bound(members.begin(), members.end(), self) - members.begin());
+  const size_t self_rank =
+      static_cast<size_t>(std::lower_bound(members.begin(), members.end(), self) - members.begin());
   const size_t copies = std::min(static_cast<size_t>(replicas), count - 1);
   for (const auto& [p, owner] : owners) {
     if (owner == self) continue;

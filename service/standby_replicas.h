@@ -32,8 +32,8 @@ struct StandbyStatus {
   // Changelog records the copy lacked when its last catch-up began (it had them after it).
   int64_t lag_records = -1;
   std::optional<double> seconds_since_caught_up;  // none before the first catch-up
-  uint64_t catchups = 0;                           // rounds completed
-  uint64_t failures = 0;                           // rounds that failed (retried next round)
+  uint64_t catchups = 0;                          // rounds completed
+  uint64_t failures = 0;                          // rounds that failed (retried next round)
 };
 
 // Keeps warm copies of partitions owned elsewhere (--standby-replicas): every `interval` it

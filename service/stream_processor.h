@@ -83,7 +83,7 @@ class StreamProcessor final {
   std::unique_ptr<TransactionFencer> fencer_;     // not with the embedded cluster
   std::unique_ptr<ImmediateAlertOutput> alerts_;  // --alert-delivery immediate only
   std::unique_ptr<TransactionalOutput> output_;   // its committer may flush alerts_
-  PartitionLeases leases_;  // which restorer writes a partition now
+  PartitionLeases leases_;                        // which restorer writes a partition now
   std::unique_ptr<ChangelogRestorer> restorer_;
   std::unique_ptr<ChangelogRestorer> standby_restorer_;  // --standby-replicas only
   std::unique_ptr<StandbyReplicas> standbys_;            // --standby-replicas only

@@ -80,7 +80,6 @@ TEST(ChangelogRestorer, MalformedChangelogRecordsAreCountedAndSurvived) {
   restorer.stop();
 }
 
-
 TEST(ChangelogRestorer, AStandbyCopyCatchesUpSoThatTheActiveRestoreReadsOnlyTheTail) {
   MockCluster cluster;
   cluster.createTopic("changelog", 1);
@@ -98,8 +97,7 @@ TEST(ChangelogRestorer, AStandbyCopyCatchesUpSoThatTheActiveRestoreReadsOnlyTheT
 
   TempStateDb db;
   PartitionLeases leases;
-  ChangelogRestorer standby(props, "changelog", *db,
-                            {ChangelogRestorer::Role::kStandby, &leases});
+  ChangelogRestorer standby(props, "changelog", *db, {ChangelogRestorer::Role::kStandby, &leases});
   ChangelogRestorer active(props, "changelog", *db, {ChangelogRestorer::Role::kActive, &leases});
   ASSERT_EQ(standby.start(), std::nullopt);
   ASSERT_EQ(active.start(), std::nullopt);
