@@ -114,6 +114,9 @@ bool TransactionalOutput::beginIfClosed() {
   if (kafka::KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
     spdlog::error("begin transaction: {}", errorText(e.get()));
     if (rd_kafka_error_is_fatal(e.get())) fatal_ = true;
+    // The previous transaction is still there in librdkafka, in error: the next commit aborts
+    // it (open_ makes it go to the committer).
+    if (rd_kafka_error_txn_requires_abort(e.get())) open_ = true;
     lost_record_ = true;
     return false;
   }
@@ -147,8 +150,13 @@ void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::Group
   std::lock_guard lock(mu_);
   if (fatal_) {
     result_ = Result::kFatal;
+  } else if (lost_record_ && !open_) {
+    result_ = Result::kAborted;  // nothing of it reached librdkafka: nothing to abort
   } else if (lost_record_) {
-    result_ = Result::kAborted;
+    // The transaction cannot commit without the lost record; the committer aborts it (and
+    // finishCommit() takes it as aborted there).
+    request_ = CommitRequest{nullptr, nullptr, /*abort_only=*/true};
+    wake_.notify_all();
   } else if (!open_) {
     result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
   } else {
@@ -169,7 +177,9 @@ void TransactionalOutput::committerLoop() {
       request_.reset();
     }
     Result result = Result::kAborted;
-    const CommitReadiness ready = precondition_ ? precondition_() : CommitReadiness::kReady;
+    const CommitReadiness ready = request.abort_only ? CommitReadiness::kRetry
+                                  : precondition_    ? precondition_()
+                                                     : CommitReadiness::kReady;
     if (ready == CommitReadiness::kFatal) {
       result = Result::kFatal;
     } else if (ready == CommitReadiness::kReady) {

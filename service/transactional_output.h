@@ -122,6 +122,7 @@ class TransactionalOutput final : public RecordCollector {
   struct CommitRequest {
     kafka::PartitionList offsets;
     kafka::GroupMetadata group;
+    bool abort_only = false;  // a record was lost: the committer only aborts
   };
 
   [[nodiscard]] bool beginIfClosed();

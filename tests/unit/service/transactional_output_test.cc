@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 
 #include <atomic>
+#include <chrono>
 
 #include "service/metrics.h"
 #include "tests/unit/service/mock_cluster.h"
@@ -90,6 +91,39 @@ TEST_F(TransactionalOutputTest, AFatalPreconditionEndsTheOutputAsFatal) {
   send(alerts_);
   output_.startCommit(nullptr, nullptr);
   EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kFatal);
+}
+
+TEST_F(TransactionalOutputTest, ARecordLostBeforeTheCommitAbortsTheTransactionSoTheNextCommits) {
+  // The broker refuses an alert (too large): librdkafka puts the transaction in its
+  // abortable-error state, and the next produce fails locally, before any commit began. That
+  // transaction must still be aborted (by the committer), else every later begin fails with
+  // "must be aborted" and nothing commits again: a loop the live test of an unwritable alerts
+  // topic caught under load.
+  cluster_.failNext(testing::kApiProduce, 1, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+  send(alerts_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!output_.blocked() && std::chrono::steady_clock::now() < deadline) {
+    send(alerts_);  // fails locally once the refusal has put the transaction in error
+    rd_kafka_poll(producer_.get(), 10);
+  }
+  ASSERT_TRUE(output_.blocked()) << "no produce failed: the injected refusal did not land";
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kAborted);
+  // librdkafka may refuse the first commit after that abort once more (its idempotence
+  // sequence is reset by the abort): an abort and a retry, as the service does. Then commits.
+  int rounds = 0;
+  auto result = TransactionalOutput::Result::kAborted;
+  while (result != TransactionalOutput::Result::kCommitted && rounds < 5) {
+    ++rounds;
+    send(alerts_);
+    output_.startCommit(nullptr, nullptr);
+    result = output_.finishCommit(/*wait=*/true).value_or(TransactionalOutput::Result::kFatal);
+  }
+  EXPECT_EQ(result, TransactionalOutput::Result::kCommitted) << "after " << rounds << " rounds";
+  EXPECT_LE(rounds, 2);
+  send(alerts_);
+  output_.startCommit(nullptr, nullptr);
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
 }
 
 }  // namespace
