@@ -74,6 +74,7 @@ void StandbyReplicas::takeCompleted(Clock::time_point now) {
     if (it == copies_.end() || it->second.ticket != result.ticket) continue;  // released since
     Copy& copy = it->second;
     copy.running = false;
+    malformed_ += result.malformed;
     if (result.busy) continue;  // the active restore of it held the partition
     if (result.error) {
       ++copy.status.failures;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "service/restore_queue.h"
@@ -64,6 +65,9 @@ class StandbyReplicas {
   [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const;
   // Partitions that stopped being copies since the last call (their gauges go).
   [[nodiscard]] std::vector<int32_t> takeDropped();
+  // Changelog records the catch-ups found malformed since the last call (their cards dropped,
+  // as a restore does).
+  [[nodiscard]] uint64_t takeMalformedChangelogRecords() { return std::exchange(malformed_, 0); }
 
  private:
   struct Copy {
@@ -79,6 +83,7 @@ class StandbyReplicas {
   std::function<std::map<int32_t, std::string>()> owners_;
   std::optional<Clock::time_point> last_round_;
   uint64_t next_ticket_ = 1;
+  uint64_t malformed_ = 0;
 
   mutable std::mutex mu_;  // copies_ and dropped_: written on the ingest thread, read anywhere
   std::map<int32_t, Copy> copies_;

@@ -282,6 +282,9 @@ void StreamThread::refreshGauges() {
 void StreamThread::refreshStandbyGauges() {
   StandbyReplicas* standbys = tasks_.standbys();
   if (standbys == nullptr) return;
+  if (const uint64_t malformed = standbys->takeMalformedChangelogRecords(); malformed > 0) {
+    metrics_.changelog_malformed.Increment(static_cast<double>(malformed));
+  }
   for (const int32_t p : standbys->takeDropped()) {
     const std::string label = std::to_string(p);
     for (auto* family : {&metrics_.standby_lag, &metrics_.standby_age}) {

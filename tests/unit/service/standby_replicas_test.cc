@@ -88,8 +88,12 @@ TEST_F(StandbyReplicasTest, ARoundCatchesUpThePlacedPartitionsNotOwnedHereOncePe
   standbys.tick({0, 2}, t0 + 1s);
   EXPECT_EQ(restorer.queued.size(), 1u) << "partition 1's catch-up is still running";
 
-  restorer.completed.push_back(done(1, restorer.lastTicket(1), 100, 250));
+  RestoreResult caught_up = done(1, restorer.lastTicket(1), 100, 250);
+  caught_up.malformed = 3;
+  restorer.completed.push_back(caught_up);
   standbys.tick({0, 2}, t0 + 1500ms);  // takes the result; the next round is due at 2 s
+  EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 3u) << "counted like a restore's";
+  EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 0u);
   const auto statuses = standbys.statuses(t0 + 1700ms);
   ASSERT_EQ(statuses.size(), 1u);
   EXPECT_EQ(statuses[0].partition, 1);
@@ -143,8 +147,11 @@ TEST_F(StandbyReplicasTest, BusyRoundsAreNotCountedAndFailedOnesAreCountedAndRet
   busy.busy = true;
   RestoreResult failed = done(2, restorer.lastTicket(2), 0, 0);
   failed.error = "changelog offsets: timed out";
-  restorer.completed = {busy, failed};
+  RestoreResult stale = done(1, 999, 0, 0);  // a ticket this copy never had
+  stale.malformed = 5;
+  restorer.completed = {busy, failed, stale};
   standbys.tick({0}, t0 + 1s);
+  EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 0u) << "a stale result counts nothing";
   for (const auto& s : standbys.statuses(t0 + 1s)) {
     EXPECT_EQ(s.catchups, 0u);
     EXPECT_EQ(s.failures, s.partition == 2 ? 1u : 0u);
