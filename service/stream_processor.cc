@@ -66,11 +66,12 @@ std::optional<std::string> StreamProcessor::start() {
   producer_props.try_emplace("linger.ms", "5");
   producer_props.try_emplace("compression.type", "lz4");
   // A transaction a dead owner left open is aborted by its successor (TransactionFencer); this
-  // timeout is the second line, for an owner nobody could name. Not Kafka Streams' 10 s: a
-  // transaction must outlive a coordinator's failover (a broker kill held a commit 10.4 s in
-  // the 3-broker fault test, and a coordinator that times a transaction out under its producer
-  // makes that producer's next call fatal).
-  producer_props.try_emplace("transaction.timeout.ms", "30000");
+  // timeout is the second line, for an owner nobody could name. librdkafka's 60 s, not Kafka
+  // Streams' 10 s: a transaction must outlive a broker's outage (a broker kill held a commit
+  // 10.4 s in the 3-broker fault test, the soak's broker restart about 45 s), since a
+  // coordinator that times a transaction out under its live producer makes that producer's next
+  // call fatal (exit 1).
+  producer_props.try_emplace("transaction.timeout.ms", "60000");
   producer_props.try_emplace("queue.buffering.max.messages", "1000000");
   // librdkafka's default (1 GiB) would let the producer queue alone outgrow the pod.
   producer_props.try_emplace("queue.buffering.max.kbytes", "262144");

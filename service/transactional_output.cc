@@ -20,7 +20,7 @@ constexpr int kRemainingTransactionTime = -1;
 // good on an unreachable broker.
 constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 // How long a retriable error of send_offsets_to_transaction is retried before the transaction
-// is aborted instead (well inside the default transaction.timeout.ms, 30 s).
+// is aborted instead (well inside the default transaction.timeout.ms, 60 s).
 constexpr auto kRetryPatience = std::chrono::seconds(5);
 
 // A commit slower than this is logged with where its time went.
