@@ -147,8 +147,14 @@ void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::Group
   std::lock_guard lock(mu_);
   if (fatal_) {
     result_ = Result::kFatal;
+  } else if (lost_record_ && !open_) {
+    result_ = Result::kAborted;  // nothing began: nothing to abort
   } else if (lost_record_) {
-    result_ = Result::kAborted;
+    // A send failed in the open transaction: the committer aborts it (finishCommit() counts on
+    // it; left open, every later begin would fail).
+    request_ = CommitRequest{};
+    request_->abort_only = true;
+    wake_.notify_all();
   } else if (!open_) {
     result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
   } else {
@@ -169,11 +175,13 @@ void TransactionalOutput::committerLoop() {
       request_.reset();
     }
     Result result = Result::kAborted;
-    const CommitReadiness ready = precondition_ ? precondition_() : CommitReadiness::kReady;
-    if (ready == CommitReadiness::kFatal) {
-      result = Result::kFatal;
-    } else if (ready == CommitReadiness::kReady) {
-      result = runCommit(std::move(request));
+    if (!request.abort_only) {
+      const CommitReadiness ready = precondition_ ? precondition_() : CommitReadiness::kReady;
+      if (ready == CommitReadiness::kFatal) {
+        result = Result::kFatal;
+      } else if (ready == CommitReadiness::kReady) {
+        result = runCommit(std::move(request));
+      }
     }
     // The abort, too, is retried here rather than on the ingest thread, which goes on polling.
     if (result == Result::kAborted) result = abortTransaction();

@@ -122,6 +122,7 @@ class TransactionalOutput final : public RecordCollector {
   struct CommitRequest {
     kafka::PartitionList offsets;
     kafka::GroupMetadata group;
+    bool abort_only = false;  // a send of the transaction failed: abort it, commit nothing
   };
 
   [[nodiscard]] bool beginIfClosed();
