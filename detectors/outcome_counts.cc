@@ -22,6 +22,14 @@ void OutcomeCounts::count(const PartitionDetector::Result& result) {
   }
 }
 
+void OutcomeCounts::count(const RecordOutcome& outcome) {
+  if (outcome.rejected) {
+    countRejected(*outcome.rejected);
+  } else {
+    count(outcome.detected);
+  }
+}
+
 void OutcomeCounts::countRejected(RejectReason reason) {
   ++records;
   ++rejected[static_cast<size_t>(reason)];

@@ -75,12 +75,13 @@ RecordOutcome RecordPipeline::detect(size_t slot, PartitionDetector& detector,
   RecordOutcome outcome;
   if (record.rejected) {
     outcome.rejected = record.rejected;
-    counts_.countRejected(*record.rejected);
     return outcome;
   }
+  outcome.card = record.tx.card;
+  outcome.event_time = record.tx.event_time;
   outcome.detected = detector.process(record.card_ref, record.tx);  // docs/rule.md §2–§4
-  counts_.count(outcome.detected);
-  if (outcome.detected.alert) {  // docs/rule.md §5, §6
+  if (outcome.detected.alert) {
+    // docs/rule.md §5, §6
     outcome.alert_key = AlertKey::of(*outcome.detected.alert);
     const size_t before = alert_json.size();
     appendAlertJson(alert_json, *outcome.detected.alert, *outcome.alert_key, detector.options(),
@@ -95,12 +96,6 @@ RecordOutcome RecordPipeline::process(std::string_view value, std::optional<int6
   // The detector's store is the one whose state the prefetch hint concerns.
   (void)prepare(0, value, timestamp_ms, detector.store());
   return detect(0, detector, alert_json);
-}
-
-OutcomeCounts RecordPipeline::takeCounts() {
-  OutcomeCounts taken = counts_;
-  counts_ = OutcomeCounts{};
-  return taken;
 }
 
 }  // namespace fraud::detectors

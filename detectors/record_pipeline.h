@@ -11,7 +11,6 @@
 #include "detectors/alert.h"
 #include "detectors/card_ref.h"
 #include "detectors/card_store.h"
-#include "detectors/outcome_counts.h"
 #include "detectors/partition_detector.h"
 #include "detectors/record_codec.h"
 
@@ -34,11 +33,16 @@ struct PreparedRecord {
   CardRef card_ref;                      // HMAC of tx.card (docs/rule.md §5)
 };
 
-// What detect() made of one record.
+// What detect() made of one record: all a caller needs of it (it counts the outcome with
+// OutcomeCounts::count, writes the alert or the dead letter), without reading the slot back.
 struct RecordOutcome {
   // Set when the record was rejected (docs/rule.md §1): the live service writes it as a dead letter
   // with this reason (rejectReasonName); the detector never saw it.
   std::optional<RejectReason> rejected;
+  // When not rejected: the record's card (valid until the slot is prepared again, like the
+  // value it was decoded from) and event time.
+  std::string_view card;
+  EventTime event_time = 0;
   // When not rejected: the detector's outcome, evictions, and the alert if one was raised.
   PartitionDetector::Result detected;
   // With detected.alert: its key (the alert's record key is detected.alert->card_ref.hex(), the
@@ -52,7 +56,10 @@ struct RecordOutcome {
 // service, `fraud-detector replay` and `fraud-loadgen verify`, so they cannot drift:
 //
 //   prepare:  decode (RecordDecoder) -> future-skew check (optional) -> card_ref -> prefetch
-//   detect:   PartitionDetector::process -> count (OutcomeCounts) -> render alert JSON
+//   detect:   PartitionDetector::process -> render alert JSON -> RecordOutcome
+//
+// The pipeline keeps no counts: each caller counts the outcomes it is given, once, with
+// OutcomeCounts::count (the live task per commit interval, replay and verify per run).
 //
 // The two steps are apart so that a caller can batch: prepare up to kSlots records (each in its
 // own slot), then detect them in the same order; the memory latency of one card's state then
@@ -91,9 +98,10 @@ class RecordPipeline {
   void warm(size_t slots, CardStore& store) const;
   void warmAhead(size_t slot, size_t slots, CardStore& store) const;
 
-  // Runs the prepared record of `slot` through `detector` (unless it was rejected), counts it,
-  // and appends the alert's JSON to `alert_json` when one is raised. Each prepared slot is
-  // detected once.
+  // Runs the prepared record of `slot` through `detector` (unless it was rejected) and appends
+  // the alert's JSON to `alert_json` when one is raised. Each prepared slot is detected once.
+  // Lets detectors::CardStoreError from the detector's store through (the record's effect on
+  // the store is then unknown).
   [[nodiscard]] RecordOutcome detect(size_t slot, PartitionDetector& detector,
                                      std::string& alert_json);
 
@@ -101,13 +109,7 @@ class RecordPipeline {
   [[nodiscard]] RecordOutcome process(std::string_view value, std::optional<int64_t> timestamp_ms,
                                       PartitionDetector& detector, std::string& alert_json);
 
-  [[nodiscard]] const PreparedRecord& prepared(size_t slot) const { return slots_[slot].record; }
   [[nodiscard]] const PipelineOptions& options() const { return options_; }
-
-  // Every record detected so far (docs/rule.md §6 counts).
-  [[nodiscard]] const OutcomeCounts& counts() const { return counts_; }
-  // The counts since the last call, for a caller that reports intervals.
-  [[nodiscard]] OutcomeCounts takeCounts();
 
  private:
   struct Slot {
@@ -121,7 +123,6 @@ class RecordPipeline {
   PipelineOptions options_;
   const CardHasher& hasher_;
   std::array<Slot, kSlots> slots_;
-  OutcomeCounts counts_;
 };
 
 }  // namespace fraud::detectors

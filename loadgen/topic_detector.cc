@@ -30,6 +30,7 @@ TopicDetector::Outcome TopicDetector::process(int32_t partition, std::string_vie
   auto result =
       pipeline_.process(value, record_timestamp_ms,
                         partitions_[static_cast<size_t>(partition)]->detector, outcome.alert_json);
+  counts_.count(result);
   outcome.rejected = result.rejected;
   outcome.alert_key = std::move(result.alert_key);
   return outcome;

@@ -40,13 +40,15 @@ class TopicDetector {
   [[nodiscard]] Outcome process(int32_t partition, std::string_view value,
                                 std::optional<int64_t> record_timestamp_ms);
 
-  [[nodiscard]] const detectors::OutcomeCounts& counts() const { return pipeline_.counts(); }
+  // Every record processed so far, each counted once (docs/rule.md §6).
+  [[nodiscard]] const detectors::OutcomeCounts& counts() const { return counts_; }
   [[nodiscard]] const detectors::DetectorOptions& options() const { return options_; }
 
  private:
   struct Partition;
   detectors::DetectorOptions options_;
   detectors::RecordPipeline pipeline_;
+  detectors::OutcomeCounts counts_;
   std::vector<std::unique_ptr<Partition>> partitions_;
 };
 

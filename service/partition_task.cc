@@ -1,7 +1,6 @@
 #include "service/partition_task.h"
 
 #include <algorithm>
-#include <exception>
 
 #include "detectors/alert.h"
 #include "detectors/record_headers.h"
@@ -56,62 +55,60 @@ void PartitionTask::restart(uint64_t restore_ticket) {
 
 PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
   if (!active_.load() || record.offset < next_offset_) return Processed::kSkipped;
-  try {
-    if (!record.value) {
-      // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
-      reject(record, detectors::RejectReason::kInvalidJson);
-      std::lock_guard lock(mu_);
-      next_offset_ = record.offset + 1;
-      dirty_ = true;
-      return Processed::kDone;
-    }
-    alert_json_.clear();
-    detectors::RecordOutcome outcome;
-    std::optional<int64_t> stream_time_before;
-    {
-      // One lock per record: the detector's step and the position it reaches.
-      std::lock_guard lock(mu_);
-      stream_time_before = detector_->streamTime();
+  if (!record.value) {
+    // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
+    context_.interval.tally.outcomes.countRejected(detectors::RejectReason::kInvalidJson);
+    reject(record, detectors::RejectReason::kInvalidJson);
+    std::lock_guard lock(mu_);
+    next_offset_ = record.offset + 1;
+    dirty_ = true;
+    return Processed::kDone;
+  }
+  alert_json_.clear();
+  detectors::RecordOutcome outcome;
+  std::optional<int64_t> stream_time_before;
+  {
+    // One lock per record: the detector's step and the position it reaches.
+    std::lock_guard lock(mu_);
+    stream_time_before = detector_->streamTime();
+    try {
       outcome =
           context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
-      next_offset_ = record.offset + 1;
-      dirty_ = true;
+    } catch (const detectors::CardStoreError&) {
+      // The card store could not read the local state (detectors/card_store.h): what this
+      // record did is unknown, so nothing since the last commit may commit. Only the store's
+      // failure is caught: a failed send or allocation below is not a store failure.
+      return Processed::kStoreFailed;
     }
-    if (outcome.rejected) {
-      reject(record, *outcome.rejected);
-      return Processed::kDone;
-    }
-    const auto& tx = context_.pipeline.prepared(0).tx;
-    if (record.key != tx.card) ++context_.interval.tally.key_mismatch;
-    context_.interval.tally.outcomes.count(outcome.detected);
-    const int64_t now_ms = context_.wall_clock_ms();
-    context_.interval.lateness.observe(
-        static_cast<double>(std::max<int64_t>(0, now_ms - tx.event_time)) / 1000.0);
-    if (context_.lateness != nullptr) {
-      context_.lateness->observe(partition_, stream_time_before, tx.event_time, record.timestamp_ms,
-                                 outcome.detected.outcome == detectors::Outcome::kLateDropped,
-                                 now_ms);
-    }
-    if (outcome.alert_key) {
-      RecordCollector& alerts = context_.alerts != nullptr ? *context_.alerts : context_.output;
-      alerts.send(context_.config.alerts_topic, kAnyPartition,
-                  outcome.detected.alert->card_ref.hex(), alert_json_,
-                  {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
-      if (context_.recent_alerts != nullptr) {
-        context_.recent_alerts->add(partition_, *outcome.detected.alert, *outcome.alert_key,
-                                    now_ms);
-      }
-    }
-    return Processed::kDone;
-  } catch (const detectors::CardStoreError&) {
-    // The card store could not read the local state (RocksDB error, unreadable value): what
-    // this record did is unknown, so nothing since the last commit may commit.
-    return Processed::kStoreFailed;
+    next_offset_ = record.offset + 1;
+    dirty_ = true;
   }
+  context_.interval.tally.outcomes.count(outcome);
+  if (outcome.rejected) {
+    reject(record, *outcome.rejected);
+    return Processed::kDone;
+  }
+  if (record.key != outcome.card) ++context_.interval.tally.key_mismatch;
+  const int64_t now_ms = context_.wall_clock_ms();
+  context_.interval.lateness.observe(
+      static_cast<double>(std::max<int64_t>(0, now_ms - outcome.event_time)) / 1000.0);
+  if (context_.lateness != nullptr) {
+    context_.lateness->observe(
+        partition_, stream_time_before, outcome.event_time, record.timestamp_ms,
+        outcome.detected.outcome == detectors::Outcome::kLateDropped, now_ms);
+  }
+  if (outcome.alert_key) {
+    RecordCollector& alerts = context_.alerts != nullptr ? *context_.alerts : context_.output;
+    alerts.send(context_.config.alerts_topic, kAnyPartition, outcome.detected.alert->card_ref.hex(),
+                alert_json_, {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+    if (context_.recent_alerts != nullptr) {
+      context_.recent_alerts->add(partition_, *outcome.detected.alert, *outcome.alert_key, now_ms);
+    }
+  }
+  return Processed::kDone;
 }
 
 void PartitionTask::reject(const InputRecord& record, detectors::RejectReason reason) {
-  context_.interval.tally.outcomes.countRejected(reason);
   const std::string offset = std::to_string(record.offset);
   const std::string_view reason_name = detectors::rejectReasonName(reason);
   const std::string& topic = context_.config.input_topic;
@@ -198,42 +195,40 @@ std::optional<std::string> PartitionTask::persist() {
   return store_->writeCommitted();
 }
 
-api::PartitionStatus PartitionTask::status(double now_s) const {
-  api::PartitionStatus ps;
-  ps.partition = partition_;
-  ps.restored_records = restored_records_.load();
+TaskStatus PartitionTask::status(double now_s) const {
+  TaskStatus ts;
+  ts.partition = partition_;
+  ts.restored_records = restored_records_.load();
   std::lock_guard lock(mu_);
   if (!active_.load()) {
-    ps.phase = api::PartitionPhase::kRestoring;
-    ps.restore_progress = restore_progress_.load();
-    return ps;
+    ts.restore_progress = restore_progress_.load();
+    return ts;
   }
-  ps.phase = api::PartitionPhase::kActive;
-  ps.restore_progress = 1.0;
-  ps.stream_time_ms = detector_->streamTime();
-  if (ps.stream_time_ms) {
-    ps.event_time_lag_seconds = now_s - static_cast<double>(*ps.stream_time_ms) / 1000.0;
+  ts.active = true;
+  ts.restore_progress = 1.0;
+  ts.stream_time_ms = detector_->streamTime();
+  if (ts.stream_time_ms) {
+    ts.event_time_lag_seconds = now_s - static_cast<double>(*ts.stream_time_ms) / 1000.0;
   }
-  ps.next_offset = next_offset_;
-  ps.cards = store_->cardCount();
+  ts.next_offset = next_offset_;
+  ts.cards = store_->cardCount();
   if (const int64_t hw = high_watermark_.load(); hw >= 0) {
-    ps.high_watermark = hw;
-    ps.offset_lag = std::max<int64_t>(0, hw - next_offset_);
+    ts.high_watermark = hw;
+    ts.offset_lag = std::max<int64_t>(0, hw - next_offset_);
   }
-  return ps;
+  return ts;
 }
 
-api::CardLookup PartitionTask::lookup(const detectors::CardRef& card_ref) const {
+HeldCard PartitionTask::lookup(const detectors::CardRef& card_ref) const {
   std::lock_guard lock(mu_);
-  if (!active_.load()) return {api::CardLookupOutcome::kRestoring, std::nullopt};
+  if (!active_.load()) return {HeldCard::Outcome::kRestoring, std::nullopt, std::nullopt};
   try {
     const detectors::CardState* state = store_->find(card_ref);
-    if (state == nullptr) return {api::CardLookupOutcome::kNotFound, std::nullopt};
-    return {api::CardLookupOutcome::kFound,
-            api::CardSnapshot{card_ref, partition_, detector_->streamTime(), *state}};
+    if (state == nullptr) return {HeldCard::Outcome::kNotFound, std::nullopt, std::nullopt};
+    return {HeldCard::Outcome::kFound, *state, detector_->streamTime()};
   } catch (const detectors::CardStoreError&) {
     // Unreadable local state: the ingest thread rebuilds the partition when it meets it.
-    return {api::CardLookupOutcome::kRestoring, std::nullopt};
+    return {HeldCard::Outcome::kRestoring, std::nullopt, std::nullopt};
   }
 }
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "api/service_view.h"
 #include "detectors/card_ref.h"
+#include "detectors/card_state.h"
 #include "detectors/partition_detector.h"
 #include "detectors/record_codec.h"
 #include "detectors/record_pipeline.h"
@@ -44,6 +44,29 @@ struct TaskContext {
   RecordCollector* alerts = nullptr;
   LatenessBoard* lateness = nullptr;      // measured lateness, when set (the console, /metrics)
   RecentAlerts* recent_alerts = nullptr;  // detected alerts, when set (the console)
+};
+
+// A task's state as its readers see it: plain data (StateQuery turns it into the API's answer).
+struct TaskStatus {
+  int32_t partition = 0;
+  bool active = false;            // false: restoring
+  double restore_progress = 0;    // 0..1; 1 once active
+  uint64_t restored_records = 0;  // changelog records applied by the restore
+  // The rest only when active.
+  std::optional<int64_t> stream_time_ms;         // ST(p); none before the first record
+  std::optional<double> event_time_lag_seconds;  // the given wall clock minus ST(p)
+  int64_t next_offset = -1;                      // the next input offset to process
+  std::optional<int64_t> high_watermark;         // the input partition's end, when set
+  std::optional<int64_t> offset_lag;             // high_watermark - next_offset, at least 0
+  uint64_t cards = 0;                            // cards held in state
+};
+
+// One card as a task holds it.
+struct HeldCard {
+  enum class Outcome { kFound, kNotFound, kRestoring };
+  Outcome outcome = Outcome::kNotFound;       // kRestoring: restoring, or the state is unreadable
+  std::optional<detectors::CardState> state;  // with kFound
+  std::optional<int64_t> stream_time_ms;      // with kFound: the partition's stream time
 };
 
 // One assigned input partition (Kafka Streams' StreamTask): its detector over its card store,
@@ -107,9 +130,9 @@ class PartitionTask {
   // refuses it. Uncommitted changes are never written.
   [[nodiscard]] std::optional<std::string> persist();
 
-  // Any thread.
-  [[nodiscard]] api::PartitionStatus status(double now_s) const;
-  [[nodiscard]] api::CardLookup lookup(const detectors::CardRef& card_ref) const;
+  // Any thread. `now_s`: the wall clock, in seconds, for event_time_lag_seconds.
+  [[nodiscard]] TaskStatus status(double now_s) const;
+  [[nodiscard]] HeldCard lookup(const detectors::CardRef& card_ref) const;
   [[nodiscard]] uint64_t cardCount() const;
   void setRestoreProgress(double progress) { restore_progress_.store(progress); }
   void setHighWatermark(int64_t offset) { high_watermark_.store(offset); }

@@ -142,9 +142,9 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
     pipeline.warm(batched, store);
     for (size_t i = 0; i < batched; ++i) {
       pipeline.warmAhead(i, batched, store);
-      if (pipeline.detect(i, detector, output.buffer()).alert_json_size > 0) {
-        output.buffer().push_back('\n');
-      }
+      const auto outcome = pipeline.detect(i, detector, output.buffer());
+      result.counts.count(outcome);
+      if (outcome.alert_json_size > 0) output.buffer().push_back('\n');
     }
     batched = 0;
     result.peak_cards = std::max(result.peak_cards, store.cardCount());
@@ -186,10 +186,9 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
       result.error = describeErrno("cannot write output " + options.output);
       break;
     }
-    progress.maybeReport(pipeline.counts());
+    progress.maybeReport(result.counts);
   }
 
-  result.counts = pipeline.counts();
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }

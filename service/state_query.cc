@@ -1,14 +1,44 @@
 #include "service/state_query.h"
 
 #include <chrono>
+#include <utility>
 
 #include "service/kafka/wall_clock.h"
+#include "service/partition_task.h"
 
 namespace fraud::service {
 namespace {
 
 using kafka::wallClockMs;
 using kafka::wallClockSeconds;
+
+api::PartitionStatus partitionStatus(const TaskStatus& task) {
+  api::PartitionStatus ps;
+  ps.partition = task.partition;
+  ps.phase = task.active ? api::PartitionPhase::kActive : api::PartitionPhase::kRestoring;
+  ps.restore_progress = task.restore_progress;
+  ps.restored_records = task.restored_records;
+  ps.stream_time_ms = task.stream_time_ms;
+  ps.event_time_lag_seconds = task.event_time_lag_seconds;
+  ps.next_offset = task.next_offset;
+  ps.high_watermark = task.high_watermark;
+  ps.offset_lag = task.offset_lag;
+  ps.cards = task.cards;
+  return ps;
+}
+
+api::CardLookup cardLookup(int32_t partition, const detectors::CardRef& card_ref, HeldCard held) {
+  switch (held.outcome) {
+    case HeldCard::Outcome::kFound:
+      return {api::CardLookupOutcome::kFound,
+              api::CardSnapshot{card_ref, partition, held.stream_time_ms, std::move(*held.state)}};
+    case HeldCard::Outcome::kNotFound:
+      return {api::CardLookupOutcome::kNotFound, std::nullopt};
+    case HeldCard::Outcome::kRestoring:
+      break;
+  }
+  return {api::CardLookupOutcome::kRestoring, std::nullopt};
+}
 
 LatenessOptions latenessOptions(const ServiceConfig& config) {
   LatenessOptions options;
@@ -45,7 +75,8 @@ api::ServiceStatus StateQuery::status() const {
   status.state_bytes = db_.diskBytes();
   const double now_s = wallClockSeconds();
   tasks->withTasks([&](const auto& map) {
-    for (const auto& [p, task] : map) status.partitions.push_back(task->status(now_s));
+    for (const auto& [p, task] : map)
+      status.partitions.push_back(partitionStatus(task->status(now_s)));
   });
   const int64_t now_ms = wallClockMs();
   for (auto& p : status.partitions) p.lateness = lateness_.report(p.partition, now_ms);
@@ -78,7 +109,7 @@ api::CardLookup StateQuery::lookup(int32_t partition, const detectors::CardRef& 
   return tasks->withTasks([&](const auto& map) -> api::CardLookup {
     const auto it = map.find(partition);
     if (it == map.end()) return {api::CardLookupOutcome::kNotHeld, std::nullopt};
-    return it->second->lookup(card_ref);
+    return cardLookup(partition, card_ref, it->second->lookup(card_ref));
   });
 }
 
@@ -88,9 +119,11 @@ api::CardLookup StateQuery::lookupHeld(const detectors::CardRef& card_ref) const
   return tasks->withTasks([&](const auto& map) -> api::CardLookup {
     bool restoring = false;
     for (const auto& [p, task] : map) {
-      auto result = task->lookup(card_ref);
-      if (result.outcome == api::CardLookupOutcome::kFound) return result;
-      restoring = restoring || result.outcome == api::CardLookupOutcome::kRestoring;
+      HeldCard held = task->lookup(card_ref);
+      if (held.outcome == HeldCard::Outcome::kFound) {
+        return cardLookup(p, card_ref, std::move(held));
+      }
+      restoring = restoring || held.outcome == HeldCard::Outcome::kRestoring;
     }
     return {restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
             std::nullopt};

@@ -20,7 +20,8 @@
 namespace fraud::service {
 
 // The API's view of the running service (api::ServiceView): readiness, the partitions held and
-// card state, read from the task manager's tasks and the topic admin's owner map. Nothing here
+// card state, read from the task manager's tasks and the topic admin's owner map. The tasks
+// report plain data (TaskStatus, HeldCard); the api:: answers are built here. Nothing here
 // waits for the cluster.
 //
 // Thread-safety: attach() once, from the thread that starts the service, before the API can

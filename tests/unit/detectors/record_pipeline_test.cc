@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/outcome_counts.h"
 #include "detectors/record_headers.h"
 #include "state/memory_card_store.h"
 
@@ -40,12 +41,16 @@ class RecordPipelineTest : public ::testing::Test {
 TEST_F(RecordPipelineTest, ThirdCountryRendersTheAlertWithItsKey) {
   auto p = pipeline();
   std::string json;
-  EXPECT_FALSE(
-      p.process(record("a", "card-1", "DE", 1000), std::nullopt, detector_, json).detected.alert);
-  EXPECT_FALSE(
-      p.process(record("b", "card-1", "FR", 2000), std::nullopt, detector_, json).detected.alert);
+  OutcomeCounts counts;
+  auto first = p.process(record("a", "card-1", "DE", 1000), std::nullopt, detector_, json);
+  counts.count(first);
+  EXPECT_FALSE(first.detected.alert);
+  auto second = p.process(record("b", "card-1", "FR", 2000), std::nullopt, detector_, json);
+  counts.count(second);
+  EXPECT_FALSE(second.detected.alert);
   EXPECT_TRUE(json.empty());
   const auto outcome = p.process(record("c", "card-1", "IT", 3000), std::nullopt, detector_, json);
+  counts.count(outcome);
   ASSERT_TRUE(outcome.detected.alert);
   ASSERT_TRUE(outcome.alert_key);
   EXPECT_EQ(outcome.alert_key->idempotency_key, outcome.alert_key->alert_id + ":1");
@@ -53,27 +58,50 @@ TEST_F(RecordPipelineTest, ThirdCountryRendersTheAlertWithItsKey) {
   EXPECT_EQ(outcome.alert_json_size, json.size());
   EXPECT_THAT(json, HasSubstr(R"("idempotency_key":")" + outcome.alert_key->idempotency_key));
   EXPECT_THAT(json, HasSubstr(R"("detected_at":42)"));
-  EXPECT_EQ(p.counts().records, 3u);
-  EXPECT_EQ(p.counts().alerts, 1u);
+  EXPECT_EQ(counts.records, 3u);
+  EXPECT_EQ(counts.alerts, 1u);
+  EXPECT_EQ(counts.incidents, 1u);
 }
 
-TEST_F(RecordPipelineTest, RejectionsComeBackWithTheirReasonAndAreCounted) {
+// The live task needs the record's card (to compare with the Kafka key) and event time (for
+// lateness) without reading the pipeline's slot back: the outcome carries them.
+TEST_F(RecordPipelineTest, OutcomeCarriesTheCardAndEventTimeOfAnAcceptedRecord) {
+  auto p = pipeline();
+  std::string json;
+  const std::string value = record("a", "card-7", "DE", 1234);
+  const auto outcome = p.process(value, std::nullopt, detector_, json);
+  ASSERT_FALSE(outcome.rejected);
+  EXPECT_EQ(outcome.card, "card-7");
+  EXPECT_EQ(outcome.event_time, 1234);
+  EXPECT_EQ(outcome.detected.outcome, Outcome::kAccepted);
+  // A late record still says what it was.
+  (void)p.process(record("b", "card-8", "DE", 10'000'000), std::nullopt, detector_, json);
+  const auto late = p.process(record("c", "card-9", "FR", 1'000), std::nullopt, detector_, json);
+  EXPECT_EQ(late.detected.outcome, Outcome::kLateDropped);
+  EXPECT_EQ(late.card, "card-9");
+  EXPECT_EQ(late.event_time, 1'000);
+}
+
+TEST_F(RecordPipelineTest, RejectionsComeBackWithTheirReasonAndCountOnce) {
   auto p = pipeline(300'000);
   std::string json;
-  EXPECT_EQ(p.process("not json", 0, detector_, json).rejected, RejectReason::kInvalidJson);
-  EXPECT_EQ(p.process("", std::nullopt, detector_, json).rejected, RejectReason::kInvalidJson);
-  EXPECT_EQ(
-      p.process(R"({"tx_id":"a","card":"card-9","country":"DE"})", 0, detector_, json).rejected,
-      RejectReason::kMissingField);
+  OutcomeCounts counts;
+  auto run = [&](std::string_view value, std::optional<int64_t> timestamp) {
+    auto outcome = p.process(value, timestamp, detector_, json);
+    counts.count(outcome);
+    return outcome.rejected;
+  };
+  EXPECT_EQ(run("not json", 0), RejectReason::kInvalidJson);
+  EXPECT_EQ(run("", std::nullopt), RejectReason::kInvalidJson);
+  EXPECT_EQ(run(R"({"tx_id":"a","card":"card-9","country":"DE"})", 0), RejectReason::kMissingField);
   // docs/rule.md §1: beyond the record timestamp plus the allowed skew.
-  const auto future = p.process(record("f", "card-9", "DE", 400'001), 100'000, detector_, json);
-  EXPECT_EQ(future.rejected, RejectReason::kFutureEventTime);
-  EXPECT_EQ(p.process(record("g", "card-9", "DE", 400'000), 100'000, detector_, json).rejected,
-            std::nullopt);
-  EXPECT_EQ(p.counts().rejected[static_cast<size_t>(RejectReason::kInvalidJson)], 2u);
-  EXPECT_EQ(p.counts().rejected[static_cast<size_t>(RejectReason::kFutureEventTime)], 1u);
-  EXPECT_EQ(p.counts().accepted, 1u);
-  EXPECT_EQ(p.counts().records, 5u);
+  EXPECT_EQ(run(record("f", "card-9", "DE", 400'001), 100'000), RejectReason::kFutureEventTime);
+  EXPECT_EQ(run(record("g", "card-9", "DE", 400'000), 100'000), std::nullopt);
+  EXPECT_EQ(counts.rejected[static_cast<size_t>(RejectReason::kInvalidJson)], 2u);
+  EXPECT_EQ(counts.rejected[static_cast<size_t>(RejectReason::kMissingField)], 1u);
+  EXPECT_EQ(counts.rejected[static_cast<size_t>(RejectReason::kFutureEventTime)], 1u);
+  EXPECT_EQ(counts.accepted, 1u);
+  EXPECT_EQ(counts.records, 5u) << "one count a record";
 }
 
 // Replay has no record timestamps, and a record without one (or a pipeline without a skew) is
@@ -111,12 +139,16 @@ TEST_F(RecordPipelineTest, BatchedPrepareThenDetectEqualsOneAtATime) {
   }
   auto single = pipeline();
   std::string single_json;
-  for (const auto& r : records) (void)single.process(r, std::nullopt, detector_, single_json);
+  OutcomeCounts single_counts;
+  for (const auto& r : records) {
+    single_counts.count(single.process(r, std::nullopt, detector_, single_json));
+  }
 
   state::MemoryCardStore store;
   PartitionDetector detector(options_, store);
   auto batched = pipeline();
   std::string batched_json;
+  OutcomeCounts batched_counts;
   for (size_t start = 0; start < records.size(); start += RecordPipeline::kSlots) {
     const size_t n = std::min(RecordPipeline::kSlots, records.size() - start);
     for (size_t i = 0; i < n; ++i) {
@@ -125,12 +157,13 @@ TEST_F(RecordPipelineTest, BatchedPrepareThenDetectEqualsOneAtATime) {
     batched.warm(n, store);
     for (size_t i = 0; i < n; ++i) {
       batched.warmAhead(i, n, store);
-      (void)batched.detect(i, detector, batched_json);
+      batched_counts.count(batched.detect(i, detector, batched_json));
     }
   }
   EXPECT_FALSE(single_json.empty());
   EXPECT_EQ(batched_json, single_json);
-  EXPECT_EQ(batched.counts().summaryJson(), single.counts().summaryJson());
+  EXPECT_EQ(batched_counts.summaryJson(), single_counts.summaryJson());
+  EXPECT_EQ(single_counts.records, records.size());
 }
 
 // The live task recreates its detector on a rewind; the pipeline keeps working with the new one.
@@ -144,14 +177,6 @@ TEST_F(RecordPipelineTest, WorksWithADetectorTheCallerReplaces) {
   EXPECT_FALSE(
       p.process(record("c", "card-9", "IT", 3000), std::nullopt, fresh, json).detected.alert);
   EXPECT_EQ(fresh_store.cardCount(), 1u);
-}
-
-TEST_F(RecordPipelineTest, TakeCountsReturnsTheIntervalAndStartsAgain) {
-  auto p = pipeline();
-  std::string json;
-  (void)p.process("x", std::nullopt, detector_, json);
-  EXPECT_EQ(p.takeCounts().records, 1u);
-  EXPECT_EQ(p.counts().records, 0u);
 }
 
 TEST(RecordHeaders, NamesAreTheOnesTheSpecAndConsumersUse) {

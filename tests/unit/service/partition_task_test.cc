@@ -96,6 +96,51 @@ TEST_F(PartitionTaskTest, PoisonRecordsGoToTheDeadLetterTopicWithTheirReason) {
   EXPECT_EQ(task_.nextOffset(), 4);
 }
 
+// Every outcome is counted once, in the interval's tally: the pipeline counts nothing itself, so
+// a record counted by both (or twice by the task) shows as records above what was fed.
+TEST_F(PartitionTaskTest, EveryRecordIsCountedOnceWhateverItsOutcome) {
+  LatenessBoard board{LatenessOptions{}};
+  harness_.context.lateness = &board;
+  int64_t offset = 0;
+  auto feedNext = [&](std::optional<std::string_view> value, std::string_view key,
+                      std::optional<int64_t> timestamp = std::nullopt) {
+    EXPECT_EQ(feed(offset++, value, key, timestamp), PartitionTask::Processed::kDone);
+  };
+  const std::string t1 = txJson("t1", "card-0001", "FR", 1'000);
+  feedNext(t1, "card-0001");
+  feedNext(txJson("t2", "card-0001", "DE", 2'000), "card-0001");
+  feedNext(txJson("t3", "card-0001", "ES", 3'000), "card-0001");  // the alert
+  feedNext(t1, "card-0001");                                      // a duplicate
+  feedNext(txJson("t4", "card-0002", "FR", 1'000'000), "card-0002");
+  feedNext(txJson("t5", "card-0003", "FR", 1'000), "card-0003");  // late
+  feedNext("not json", "card-0004");
+  feedNext(std::nullopt, "card-0005");                                    // a tombstone
+  feedNext(txJson("t6", "card-0006", "FR", 10'000'000), "card-0006", 0);  // future
+  feedNext(txJson("t7", "card-0007", "FR", 1'000'001), "another-key");    // key mismatch
+  harness_.context.lateness = nullptr;
+
+  const auto& counts = harness_.interval.tally.outcomes;
+  EXPECT_EQ(counts.records, 10u) << "one count a record";
+  EXPECT_EQ(counts.accepted, 5u);
+  EXPECT_EQ(counts.duplicate, 1u);
+  EXPECT_EQ(counts.late_dropped, 1u);
+  EXPECT_EQ(counts.alerts, 1u);
+  EXPECT_EQ(counts.incidents, 1u);
+  EXPECT_EQ(counts.rejected[static_cast<size_t>(detectors::RejectReason::kInvalidJson)], 2u);
+  EXPECT_EQ(counts.rejected[static_cast<size_t>(detectors::RejectReason::kFutureEventTime)], 1u);
+  EXPECT_EQ(counts.records, counts.accepted + counts.duplicate + counts.late_dropped + 3)
+      << "the identity of docs/rule.md §6";
+  EXPECT_EQ(harness_.interval.tally.key_mismatch, 1u) << "only t7's key differs from its card";
+  EXPECT_EQ(harness_.output.on(harness_.config.alerts_topic).size(), 1u);
+  EXPECT_EQ(harness_.output.on(harness_.config.dlq_topic).size(), 3u);
+  // Lateness is measured once per valid record, from the outcome's event time.
+  const auto lateness = board.report(kPartition, 1'700'000'000'000);
+  ASSERT_TRUE(lateness.has_value());
+  EXPECT_EQ(lateness->records, 7u);
+  EXPECT_EQ(lateness->late_dropped, 1u);
+  EXPECT_EQ(task_.nextOffset(), 10);
+}
+
 class SmallDeadLetterLimitTest : public PartitionTaskTest {
  protected:
   SmallDeadLetterLimitTest() : PartitionTaskTest(/*max_dead_letter_bytes=*/64 * 1024) {}
