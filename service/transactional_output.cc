@@ -22,6 +22,11 @@ constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 // How long a retriable error of send_offsets_to_transaction is retried before the transaction
 // is aborted instead (well inside the default transaction.timeout.ms, 60 s).
 constexpr auto kRetryPatience = std::chrono::seconds(5);
+// How long the flush before the offsets waits for a partition leader that is away (a broker
+// down, a leader election) before the transaction is aborted: inside the default
+// transaction.timeout.ms (60 s). Aborting sooner races the failover: the coordinator may then
+// refuse the abort itself (INVALID_TXN_STATE), which is fatal to the producer.
+constexpr auto kFlushPatience = std::chrono::seconds(45);
 
 // A commit slower than this is logged with where its time went.
 constexpr auto kSlowCommit = std::chrono::seconds(1);
@@ -240,9 +245,13 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
   // transaction then always come with that transaction's changelog records on the broker, so a
   // later owner's restore, which waits for open transactions, never takes the changelog of an
   // older commit with the input position of a newer one.
-  if (const auto err = rd_kafka_flush(producer_, kOffsetsTimeoutMs)) {
-    spdlog::warn("flush before the offsets: {}", rd_kafka_err2str(err));
-    return Result::kAborted;
+  while (const auto err = rd_kafka_flush(producer_, kOffsetsTimeoutMs)) {
+    // Timed out: a leader is away; a refused record shows as an abort the offsets call asks for.
+    const bool patient = err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
+                         std::chrono::steady_clock::now() < started + kFlushPatience;
+    spdlog::warn("flush before the offsets: {}; {}", rd_kafka_err2str(err),
+                 patient ? "still waiting" : "aborting");
+    if (!patient) return Result::kAborted;
   }
   holdForTesting();
   while (request.offsets && request.offsets->cnt > 0) {
