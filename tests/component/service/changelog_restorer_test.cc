@@ -10,8 +10,9 @@
 
 #include "service/kafka/producer.h"
 #include "state/card_state_codec.h"
-#include "tests/unit/service/mock_cluster.h"
-#include "tests/unit/service/service_fakes.h"
+#include "tests/support/mock_cluster.h"
+#include "tests/support/service_fakes.h"
+#include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
 namespace {

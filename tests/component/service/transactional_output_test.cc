@@ -8,7 +8,7 @@
 #include <atomic>
 
 #include "service/metrics.h"
-#include "tests/unit/service/mock_cluster.h"
+#include "tests/support/mock_cluster.h"
 
 namespace fraud::service {
 namespace {
