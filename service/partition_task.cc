@@ -18,7 +18,7 @@ PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint
 
 PartitionTask::~PartitionTask() = default;
 
-bool PartitionTask::activate(std::unique_ptr<state::RocksDbCardStore> store,
+bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
                              const state::PartitionCheckpoint& checkpoint,
                              uint64_t restored_records) {
   // The detector's start-up scan reads every card of the partition (from disk when the cache
@@ -198,8 +198,8 @@ std::optional<std::string> PartitionTask::persist() {
 TaskStatus PartitionTask::status(double now_s) const {
   TaskStatus ts;
   ts.partition = partition_;
+  std::lock_guard lock(mu_);  // one activation's figures, all of them
   ts.restored_records = restored_records_.load();
-  std::lock_guard lock(mu_);
   if (!active_.load()) {
     ts.restore_progress = restore_progress_.load();
     return ts;

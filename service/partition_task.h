@@ -19,7 +19,8 @@
 #include "service/metrics.h"
 #include "service/recent_alerts.h"
 #include "service/record_collector.h"
-#include "state/state_db.h"
+#include "state/live_card_store.h"
+#include "state/partition_checkpoint.h"
 
 namespace fraud::service {
 
@@ -97,7 +98,7 @@ class PartitionTask {
 
   // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state.
   // False (and still restoring) when the store cannot be read: rebuild the partition.
-  [[nodiscard]] bool activate(std::unique_ptr<state::RocksDbCardStore> store,
+  [[nodiscard]] bool activate(std::unique_ptr<state::LiveCardStore> store,
                               const state::PartitionCheckpoint& checkpoint,
                               uint64_t restored_records);
   // Back to restoring under a new ticket: store and detector are dropped.
@@ -148,7 +149,7 @@ class PartitionTask {
   // Written by the ingest thread under mu_; read by it without, by others under mu_.
   mutable std::mutex mu_;
   std::atomic<bool> active_{false};
-  std::unique_ptr<state::RocksDbCardStore> store_;
+  std::unique_ptr<state::LiveCardStore> store_;
   std::unique_ptr<detectors::PartitionDetector> detector_;
   int64_t next_offset_ = -1;
   uint64_t restore_ticket_;

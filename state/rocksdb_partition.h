@@ -10,6 +10,7 @@
 
 #include "state/card_cache.h"
 #include "state/change_log.h"
+#include "state/live_card_store.h"
 
 namespace fraud::state {
 
@@ -17,12 +18,12 @@ class CheckpointWriter;
 class Database;
 struct WriteProgress;
 
-// Internal. The RocksDB store of one partition, under its card cache and change log: reads its
-// encoded cards from the database (CardSource), and writes committed batches through the
-// instance's writer thread (CommittedBatchSink), so the caller never waits for RocksDB but in
-// waitWritten(). Reads throw detectors::CardStoreError when RocksDB fails.
+// Internal. The RocksDB store of one partition, the PartitionStorage under its card cache and
+// change log: reads its encoded cards from the database (CardSource), and writes committed
+// batches through the instance's writer thread (CommittedBatchSink), so the caller never waits
+// for RocksDB but in waitWritten(). Reads throw detectors::CardStoreError when RocksDB fails.
 // Thread-safety: the partition's worker thread calls it; the writer thread reports progress.
-class RocksDbPartition final : public CardSource, public CommittedBatchSink {
+class RocksDbPartition final : public PartitionStorage {
  public:
   RocksDbPartition(Database& db, CheckpointWriter& writer, int32_t partition);
   ~RocksDbPartition() override;

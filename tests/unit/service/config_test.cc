@@ -103,5 +103,16 @@ TEST(ServiceConfig, MalformedKafkaConfigLineIsAProblemWithItsLineNumber) {
   EXPECT_THAT(problems[0], HasSubstr(path + ":2: expected key=value"));
 }
 
+// --allow-core-dumps (service/core_dumps.h): off unless asked for by flag or environment.
+TEST(CoreDumps, AllowedOnlyOnPurposeByFlagOrEnvironment) {
+  EXPECT_FALSE(parse({"--brokers", "b:1"}).allow_core_dumps);
+  EXPECT_TRUE(parse({"--brokers", "b:1", "--allow-core-dumps"}).allow_core_dumps);
+  ::setenv("FRAUD_ALLOW_CORE_DUMPS", "true", 1);
+  EXPECT_TRUE(parse({"--brokers", "b:1"}).allow_core_dumps);
+  ::setenv("FRAUD_ALLOW_CORE_DUMPS", "false", 1);
+  EXPECT_FALSE(parse({"--brokers", "b:1"}).allow_core_dumps);
+  ::unsetenv("FRAUD_ALLOW_CORE_DUMPS");
+}
+
 }  // namespace
 }  // namespace fraud::service

@@ -1,22 +1,28 @@
-// PartitionTask over real RocksDB: records in, alerts and dead letters out, checkpoints.
+// PartitionTask over a LiveCardStore on memory (the layers the service runs, over a memory
+// storage in place of RocksDB): records in, alerts and dead letters out, checkpoints.
 #include "service/partition_task.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <limits>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "service/changelog_format.h"
-#include "tests/unit/service/service_fakes.h"
+#include "state/live_card_store.h"
+#include "tests/support/memory_card_source.h"
+#include "tests/support/service_fakes.h"
 
 namespace fraud::service {
 namespace {
 
 using testing::RecordingCollector;
 using testing::TaskHarness;
-using testing::TempStateDb;
 using testing::txJson;
 
 constexpr int32_t kPartition = 3;
@@ -25,7 +31,15 @@ class PartitionTaskTest : public ::testing::Test {
  protected:
   explicit PartitionTaskTest(size_t max_dead_letter_bytes = 1'000'000)
       : harness_(max_dead_letter_bytes), task_(kPartition, harness_.context, 1) {
-    EXPECT_TRUE(task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0));
+    budget_.limit = int64_t{16} << 20;
+    EXPECT_TRUE(task_.activate(liveStore(), state::PartitionCheckpoint{}, 0));
+  }
+
+  // A live store over `storage` (fresh: an empty partition), which storage_ then points to.
+  std::unique_ptr<state::LiveCardStore> liveStore(std::unique_ptr<state::MemoryCardSource> storage =
+                                                      std::make_unique<state::MemoryCardSource>()) {
+    storage_ = storage.get();
+    return std::make_unique<state::LiveCardStore>(std::move(storage), budget_, kPartition);
   }
 
   PartitionTask::Processed feed(int64_t offset, std::optional<std::string_view> value,
@@ -39,7 +53,8 @@ class PartitionTaskTest : public ::testing::Test {
     return task_.process(record);
   }
 
-  TempStateDb db_;
+  state::CacheBudget budget_;                   // outlives the task's store
+  state::MemoryCardSource* storage_ = nullptr;  // the task's store's storage ("disk")
   TaskHarness harness_;
   PartitionTask task_;
 };
@@ -186,7 +201,7 @@ TEST_F(PartitionTaskTest, RecordsBeforeThePositionAreSkipped) {
 TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   EXPECT_FALSE(task_.persist().has_value());
-  EXPECT_FALSE((*db_).checkpoint(kPartition).has_value()) << "dirty state never reaches disk";
+  EXPECT_EQ(storage_->batches_written, 0u) << "dirty state never reaches disk";
   RecordingCollector changelog;
   const auto checkpoint = task_.prepareCommit(changelog, "changelog");
   ASSERT_TRUE(checkpoint.has_value());
@@ -198,10 +213,14 @@ TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt)
   ASSERT_EQ(changelog.checkpoint_offsets.at(kPartition), 1);
   task_.markCommitted(*checkpoint, changelog.checkpoint_offsets.at(kPartition));
   EXPECT_FALSE(task_.persist().has_value());
-  const auto on_disk = (*db_).checkpoint(kPartition);
-  ASSERT_TRUE(on_disk.has_value());
-  EXPECT_EQ(on_disk->next_offset, 1);
-  EXPECT_EQ(on_disk->changelog_next_offset, 2) << "after the checkpoint record's offset (1)";
+  ASSERT_EQ(storage_->batches_written, 1u);
+  EXPECT_EQ(storage_->checkpoint.next_offset, 1);
+  EXPECT_EQ(storage_->checkpoint.stream_time, 1'000);
+  EXPECT_EQ(storage_->checkpoint.changelog_next_offset, 2)
+      << "after the checkpoint record's offset (1)";
+  const detectors::CardState* stored = storage_->cards.find(harness_.hasher.hash("card-0001"));
+  ASSERT_NE(stored, nullptr);
+  EXPECT_EQ(stored->events.size(), 1u);
 }
 
 TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
@@ -226,9 +245,8 @@ TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocal
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone)
       << "the committed batch goes to disk first, then the rewind";
   EXPECT_EQ(task_.nextOffset(), 1);
-  const auto on_disk = (*db_).checkpoint(kPartition);
-  ASSERT_TRUE(on_disk.has_value());
-  EXPECT_EQ(on_disk->next_offset, 1);
+  ASSERT_EQ(storage_->batches_written, 1u);
+  EXPECT_EQ(storage_->checkpoint.next_offset, 1);
   // t1 is still held (a duplicate), t2 was rewound (not one).
   ASSERT_EQ(feed(1, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   ASSERT_EQ(feed(2, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
@@ -239,34 +257,101 @@ TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestor
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
   task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
-  (*db_).failWritesForTesting("injected: no space left on device");
+  storage_->fail_writes = "injected: no space left on device";
   const auto error = task_.persist();
   ASSERT_TRUE(error.has_value());
   EXPECT_THAT(*error, ::testing::HasSubstr("no space left"));
   EXPECT_EQ(task_.rewind(), PartitionTask::Rewound::kRestore)
       << "the disk lacks the committed state: restore from changelog";
-  EXPECT_FALSE((*db_).checkpoint(kPartition).has_value()) << "nothing half-written";
+  EXPECT_EQ(storage_->batches_written, 0u) << "nothing half-written";
 }
 
+// The API reads status and cards while the ingest thread restarts and re-activates the task
+// (an abort's rewind to a restore). Activation i brings a store of its own holding i % 4 cards
+// (card-0001 among them from 1 on, its one event at i s), and the checkpoint {offset i, stream
+// time i s} with i records restored: a reader must see a restoring task, or one activation
+// whole, never parts of two or a task without its store.
 TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
-  // The API reads status and cards while the ingest thread restarts and re-activates the task
-  // (an abort's rewind to a restore): no reader may meet a task without its store.
+  const auto card = harness_.hasher.hash("card-0001");
+  auto streamTimeOf = [](int64_t i) {
+    return i == 0 ? std::nullopt : std::optional<int64_t>(i * 1'000);
+  };
+  auto storageOf = [&](int64_t i) {
+    auto storage = std::make_unique<state::MemoryCardSource>();
+    for (int64_t c = 0; c < i % 4; ++c) {
+      const auto ref = c == 0 ? card : harness_.hasher.hash("card-other-" + std::to_string(c));
+      storage->cards.modify(ref).events.push_back(
+          detectors::Event{i * 1'000, detectors::Country::of('F', 'R'), "t"});
+    }
+    return storage;
+  };
+
   std::atomic<bool> done{false};
+  std::atomic<uint64_t> restoring_seen{0};
+  std::atomic<uint64_t> active_seen{0};
+  std::atomic<uint64_t> found_seen{0};
+  std::vector<std::string> violations;  // the reader's; read after it joined
   std::thread reader([&] {
-    const auto ref = harness_.hasher.hash("card-0001");
+    auto violation = [&](const std::string& what) {
+      if (violations.size() < 10) violations.push_back(what);
+    };
     while (!done.load()) {
-      (void)task_.status(0);
-      (void)task_.lookup(ref);
-      (void)task_.cardCount();
+      const TaskStatus status = task_.status(0);
+      if (!status.active) {
+        if (status.restore_progress != 0 || status.stream_time_ms || status.cards != 0 ||
+            status.next_offset != -1) {
+          violation("restoring, yet progress " + std::to_string(status.restore_progress) + ", " +
+                    std::to_string(status.cards) + " cards, offset " +
+                    std::to_string(status.next_offset));
+        }
+        ++restoring_seen;
+      } else {
+        const int64_t i = status.next_offset;
+        if (status.restore_progress != 1 || status.restored_records != static_cast<uint64_t>(i) ||
+            status.stream_time_ms != streamTimeOf(i) ||
+            status.cards != static_cast<uint64_t>(i % 4)) {
+          violation("activation " + std::to_string(i) + " seen with " +
+                    std::to_string(status.restored_records) + " records restored, " +
+                    std::to_string(status.cards) + " cards, stream time " +
+                    std::to_string(status.stream_time_ms.value_or(-1)));
+        }
+        ++active_seen;
+      }
+      const HeldCard held = task_.lookup(card);
+      if (held.outcome == HeldCard::Outcome::kFound) {
+        if (!held.state || held.state->events.size() != 1 || !held.stream_time_ms ||
+            held.state->events.back().time != *held.stream_time_ms) {
+          violation("a card of one activation with the stream time of another");
+        }
+        ++found_seen;
+      } else if (held.state || held.stream_time_ms) {
+        violation("a card not found, with state");
+      }
+      if (task_.cardCount() > 3) violation("more cards than any activation holds");
     }
   });
-  for (int i = 0; i < 2'000; ++i) {
-    task_.restart(static_cast<uint64_t>(i) + 2);
-    EXPECT_TRUE(task_.activate((*db_).cardStore(kPartition), state::PartitionCheckpoint{}, 0));
+
+  // Until the reader has met each kind of moment often, at least 1000 activations.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int64_t i = 0;
+  bool activated = true;
+  while (activated && std::chrono::steady_clock::now() < deadline &&
+         (i < 1'000 || restoring_seen.load() < 50 || active_seen.load() < 50 ||
+          found_seen.load() < 50)) {
+    ++i;
+    task_.restart(static_cast<uint64_t>(i) + 1);
+    activated =
+        task_.activate(liveStore(storageOf(i)), state::PartitionCheckpoint{i, streamTimeOf(i), 0},
+                       static_cast<uint64_t>(i));
   }
   done.store(true);
   reader.join();
+  EXPECT_TRUE(activated) << "activation " << i;
   EXPECT_TRUE(task_.active());
+  EXPECT_THAT(violations, ::testing::IsEmpty());
+  EXPECT_GE(restoring_seen.load(), 50u) << "the reader never met a restoring task";
+  EXPECT_GE(active_seen.load(), 50u);
+  EXPECT_GE(found_seen.load(), 50u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The process_* families and fraud_detector_build_info: parsing procfs, reading this process,
-// and what a scrape of /metrics over real HTTP shows.
+// The process_* families and fraud_detector_build_info: parsing procfs and reading this process
+// (a scrape over HTTP: tests/component/service/metrics_scrape_test.cc).
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,25 +9,16 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "api/http_server.h"
-#include "api/options.h"
-#include "api/router.h"
 #include "service/metrics.h"
-#include "service/version.h"
-#include "tests/support/fake_service_view.h"
-#include "tests/support/http_probe.h"
 
 namespace fraud::service {
 namespace {
-
-using ::testing::HasSubstr;
 
 const auto kTestStarted = std::chrono::system_clock::now();
 
@@ -124,73 +115,6 @@ TEST(ProcessMetrics, FamiliesAreNamedAndTypedAsPrometheusClientsDo) {
       {"process_max_fds", {MetricType::Gauge, 6}},
   };
   EXPECT_EQ(seen, expected);
-}
-
-// A line of the exposition text: "NAME{labels} VALUE" or "NAME VALUE".
-std::optional<double> sampleValue(const std::string& text, const std::string& series) {
-  size_t at = 0;
-  while ((at = text.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || text[at - 1] == '\n') {
-      return std::stod(text.substr(at + series.size() + 1));
-    }
-    at += series.size();
-  }
-  return std::nullopt;
-}
-
-TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
-  ServiceRegistry registry;
-  ServiceMetrics metrics(registry);
-  testing::FakeServiceView view;
-  api::ApiOptions options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.probe_port = 0;  // every listener a test starts takes any free port
-  api::Router router(options, view, registry);
-  api::HttpServer server(options, router);
-  ASSERT_EQ(server.start(), std::nullopt);
-
-  const auto answer =
-      testing::httpGet("http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");
-  ASSERT_EQ(answer.status, 200) << answer.body;
-  const std::string& text = answer.body;
-  for (const char* counter : {"process_cpu_seconds_total"}) {
-    EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + counter + " counter"));
-  }
-  for (const char* gauge :
-       {"process_resident_memory_bytes", "process_virtual_memory_bytes", "process_open_fds",
-        "process_max_fds", "process_start_time_seconds", "fraud_detector_build_info"}) {
-    EXPECT_THAT(text, HasSubstr(std::string("# TYPE ") + gauge + " gauge"));
-  }
-  EXPECT_GT(sampleValue(text, "process_resident_memory_bytes").value_or(0), 1 << 20);
-  EXPECT_GT(sampleValue(text, "process_open_fds").value_or(0), 2);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  EXPECT_NEAR(sampleValue(text, "process_start_time_seconds").value_or(0), now, 3600);
-  // The revision label appears only when the build was given one (-DFRAUD_REVISION=...).
-  const std::string build = "fraud_detector_build_info{version=\"" + std::string(kVersion) + "\"";
-  EXPECT_THAT(text, HasSubstr(build));
-  const auto line_start = text.find(build);
-  ASSERT_NE(line_start, std::string::npos);
-  const auto line = text.substr(line_start, text.find('\n', line_start) - line_start);
-  EXPECT_TRUE(line.ends_with("} 1")) << line;
-
-  // promtool (Debian's prometheus package; scripts/setup installs it) lints the exposition.
-  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
-    const std::string path = ::testing::TempDir() + "/process-metrics.txt";
-    std::ofstream(path) << text;
-    const std::string command = "promtool check metrics < '" + path + "' 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-    const int status = ::pclose(pipe);
-    std::remove(path.c_str());
-    EXPECT_EQ(status, 0) << out;
-  }
-  server.stop();
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "service/partition_leases.h"
-#include "tests/unit/service/service_fakes.h"
+#include "tests/support/service_fakes.h"
 
 namespace fraud::service {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "tests/unit/state/memory_card_source.h"
+#include "tests/support/memory_card_source.h"
 
 namespace fraud::state {
 namespace {

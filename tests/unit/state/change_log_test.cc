@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "state/card_state_codec.h"
-#include "tests/unit/state/memory_card_source.h"
+#include "tests/support/memory_card_source.h"
 
 namespace fraud::state {
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "state/card_state_codec.h"
-#include "tests/unit/state/state_db_fixture.h"
+#include "tests/component/state/state_db_fixture.h"
 
 namespace fraud::state {
 namespace {

@@ -8,8 +8,9 @@
 #include <thread>
 
 #include "service/immediate_alert_output.h"
-#include "tests/unit/service/mock_cluster.h"
-#include "tests/unit/service/service_fakes.h"
+#include "tests/support/mock_cluster.h"
+#include "tests/support/service_fakes.h"
+#include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
 namespace {

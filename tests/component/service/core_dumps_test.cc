@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -24,8 +23,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "service/config.h"
 
 namespace fraud::service {
 namespace {
@@ -66,24 +63,6 @@ TEST(CoreDumps, DisablingMakesTheProcessNonDumpableWithNoCoreSize) {
   }
   EXPECT_EQ(childReport(true), 0) << "dumpable and/or a core-size limit after disableCoreDumps()";
   ::setrlimit(RLIMIT_CORE, &saved);
-}
-
-TEST(CoreDumps, AllowedOnlyOnPurposeByFlagOrEnvironment) {
-  auto parse = [](std::vector<std::string> args) {
-    CLI::App app;
-    ServiceConfig config;
-    addRunFlags(app, config);
-    std::reverse(args.begin(), args.end());
-    app.parse(args);
-    return config.allow_core_dumps;
-  };
-  EXPECT_FALSE(parse({"--brokers", "b:1"}));
-  EXPECT_TRUE(parse({"--brokers", "b:1", "--allow-core-dumps"}));
-  ::setenv("FRAUD_ALLOW_CORE_DUMPS", "true", 1);
-  EXPECT_TRUE(parse({"--brokers", "b:1"}));
-  ::setenv("FRAUD_ALLOW_CORE_DUMPS", "false", 1);
-  EXPECT_FALSE(parse({"--brokers", "b:1"}));
-  ::unsetenv("FRAUD_ALLOW_CORE_DUMPS");
 }
 
 // --- the binary, from outside ------------------------------------------------------------------

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "state/card_state_codec.h"
-#include "tests/unit/state/state_db_fixture.h"
+#include "tests/component/state/state_db_fixture.h"
 
 namespace fraud::state {
 namespace {

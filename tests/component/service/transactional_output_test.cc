@@ -9,7 +9,7 @@
 #include <chrono>
 
 #include "service/metrics.h"
-#include "tests/unit/service/mock_cluster.h"
+#include "tests/support/mock_cluster.h"
 
 namespace fraud::service {
 namespace {

@@ -1,14 +1,13 @@
 // Fakes for the service's units: the input consumer, the changelog restorer and the output,
-// recorded so tests can assert what the units asked of them. Real RocksDB in a temp directory.
+// recorded so tests can assert what the units asked of them; what a PartitionTask needs. All in
+// memory (a real StateDb for the component tests: temp_state_db.h).
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@
 #include "service/record_collector.h"
 #include "service/restore_queue.h"
 #include "service/task_manager.h"
-#include "state/state_db.h"
 
 namespace fraud::service::testing {
 
@@ -121,33 +119,6 @@ class RecordingCollector final : public RecordCollector {
   std::vector<SentRecord> sent;
   int64_t next_offset = 0;
   std::map<int32_t, int64_t> checkpoint_offsets;  // the last checkpoint record's, by partition
-};
-
-// A real StateDb in a fresh temporary directory, removed at the end.
-class TempStateDb {
- public:
-  explicit TempStateDb(size_t card_cache_mb = 16) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("fraud-service-test-" + std::to_string(std::random_device{}()));
-    state::StateDbOptions options;
-    options.dir = dir_.string();
-    options.card_cache_mb = card_cache_mb;
-    options.block_cache_mb = 8;
-    options.write_buffer_mb = 4;
-    std::string error;
-    db_ = state::StateDb::open(options, error);
-    EXPECT_NE(db_, nullptr) << error;
-  }
-  ~TempStateDb() {
-    db_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  state::StateDb& operator*() { return *db_; }
-  state::StateDb* operator->() { return db_.get(); }
-
- private:
-  std::filesystem::path dir_;
-  std::unique_ptr<state::StateDb> db_;
 };
 
 inline constexpr std::string_view kTestKey = "0123456789abcdef0123456789abcdef-test-key";

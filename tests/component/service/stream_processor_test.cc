@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "service/kafka/producer.h"
-#include "tests/unit/service/mock_cluster.h"
-#include "tests/unit/service/service_fakes.h"
+#include "tests/support/mock_cluster.h"
+#include "tests/support/service_fakes.h"
+#include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
 namespace {

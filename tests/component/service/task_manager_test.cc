@@ -5,7 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "state/card_state_codec.h"
-#include "tests/unit/service/service_fakes.h"
+#include "tests/support/service_fakes.h"
+#include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
 namespace {

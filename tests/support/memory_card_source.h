@@ -8,15 +8,18 @@
 #include "state/card_cache.h"
 #include "state/card_state_codec.h"
 #include "state/change_log.h"
+#include "state/live_card_store.h"
 #include "state/memory_card_store.h"
 
 namespace fraud::state {
 
-// The bottom layer for tests of the layers above it: card states in a MemoryCardStore, read
-// encoded (CardSource) and written by committed batches (CommittedBatchSink). A held sink keeps
-// the batches it is given "in flight" until release(); `corrupt` is a card whose stored bytes do
-// not decode.
-class MemoryCardSource final : public CardSource, public CommittedBatchSink {
+// The bottom layer (PartitionStorage) for tests of the layers above it, and of the service's
+// tasks over a LiveCardStore: card states in a MemoryCardStore, read encoded (CardSource) and
+// written by committed batches (CommittedBatchSink). A held sink keeps the batches it is given
+// "in flight" until release(); `corrupt` is a card whose stored bytes do not decode; with
+// `fail_writes` set, every batch written from then on fails with that message (and none after
+// a failed one lands, as the sink's contract says).
+class MemoryCardSource final : public PartitionStorage {
  public:
   std::optional<std::string> read(const detectors::CardRef& card_ref) override {
     if (corrupt && card_ref == *corrupt) return std::string("\xff not a card state");
@@ -42,10 +45,15 @@ class MemoryCardSource final : public CardSource, public CommittedBatchSink {
     release();  // a wait lets the "writer" finish
     return written_seq >= seq;
   }
-  std::optional<std::string> writeError() const override { return std::nullopt; }
+  std::optional<std::string> writeError() const override { return write_error; }
 
-  // Writes every batch in flight.
+  // Writes every batch in flight (unless writes fail).
   void release() {
+    if (fail_writes && !in_flight.empty()) write_error = fail_writes;
+    if (write_error) {
+      in_flight.clear();
+      return;
+    }
     for (auto& batch : in_flight) {
       batch->changes.forEach(
           [&](const detectors::CardRef& ref, const std::optional<std::string>& encoded) {
@@ -64,6 +72,8 @@ class MemoryCardSource final : public CardSource, public CommittedBatchSink {
 
   MemoryCardStore cards;
   std::optional<detectors::CardRef> corrupt;
+  std::optional<std::string> fail_writes;
+  std::optional<std::string> write_error;  // the first failed write's
   bool hold = false;
   std::deque<std::unique_ptr<CommittedBatch>> in_flight;
   uint64_t written_seq = 0;

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tests/unit/service/mock_cluster.h"
+#include "tests/support/mock_cluster.h"
 
 namespace fraud::service {
 namespace {

@@ -1,0 +1,51 @@
+// A real StateDb (RocksDB) in a fresh temporary directory, for the component tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "state/state_db.h"
+
+namespace fraud::service::testing {
+
+// A real StateDb in a fresh temporary directory, removed at the end.
+class TempStateDb {
+ public:
+  explicit TempStateDb(size_t card_cache_mb = 16) {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fraud-service-test-" + std::to_string(std::random_device{}()));
+    options_.dir = dir_.string();
+    options_.card_cache_mb = card_cache_mb;
+    options_.block_cache_mb = 8;
+    options_.write_buffer_mb = 4;
+    reopen();
+  }
+  ~TempStateDb() {
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  state::StateDb& operator*() { return *db_; }
+  state::StateDb* operator->() { return db_.get(); }
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+
+  // Closes the database (every store and restore of it must be gone), for a test to change the
+  // files under it; reopen() opens it again.
+  void close() { db_.reset(); }
+  void reopen() {
+    db_.reset();
+    std::string error;
+    db_ = state::StateDb::open(options_, error);
+    EXPECT_NE(db_, nullptr) << error;
+  }
+
+ private:
+  std::filesystem::path dir_;
+  state::StateDbOptions options_;
+  std::unique_ptr<state::StateDb> db_;
+};
+
+}  // namespace fraud::service::testing
