@@ -88,6 +88,7 @@ class ChangelogRestorerTest : public ::testing::Test {
                   const std::vector<std::pair<detectors::CardRef, int64_t>>& cards,
                   const std::optional<state::PartitionCheckpoint>& checkpoint) {
     std::vector<state::CardChange> changes;
+    changes.reserve(cards.size());
     for (const auto& [ref, time] : cards) {
       changes.push_back(state::CardChange{ref, state::encodeCardState(stateAt(time))});
     }
