@@ -1,9 +1,10 @@
-// ChangelogRestorer against librdkafka's mock cluster and real RocksDB, one case a branch of
-// service/changelog_restorer.cc: where a restore starts (the local checkpoint, the changelog's
-// start when the disk does not match it or cannot be read), what it applies (cards, erasures,
-// checkpoints; a hostile changelog is counted and survived, never the end of the process),
-// where it ends (the high watermark as it began: an open transaction is waited for), how it is
-// reported (tickets, progress, cancellation) and how it fails (settings, offsets, the disk).
+// ChangelogRestorer against librdkafka's mock cluster and real RocksDB, a case for each branch of
+// service/changelog_restorer.cc the mock can reach: where a restore starts (the local
+// checkpoint, the changelog's start when the disk does not match it or cannot be read), what it
+// applies (cards, erasures, checkpoints; a hostile changelog is counted and survived, never the
+// end of the process), how it is reported (tickets, progress, cancellation) and how it fails
+// (settings, offsets, the disk). The wait for a transaction left open needs a broker:
+// tests/integration/service/changelog_restore_test.cc.
 #include "service/changelog_restorer.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +88,7 @@ class ChangelogRestorerTest : public ::testing::Test {
                   const std::vector<std::pair<detectors::CardRef, int64_t>>& cards,
                   const std::optional<state::PartitionCheckpoint>& checkpoint) {
     std::vector<state::CardChange> changes;
+    changes.reserve(cards.size());
     for (const auto& [ref, time] : cards) {
       changes.push_back(state::CardChange{ref, state::encodeCardState(stateAt(time))});
     }
