@@ -18,6 +18,7 @@
 #include "loadgen/progress_line.h"
 #include "loadgen/record_files.h"
 #include "loadgen/run_summary.h"
+#include "loadgen/service_metrics.h"
 #include "loadgen/topic_detector.h"
 #include "loadgen/truth_writer.h"
 #include "service/kafka/admin.h"
@@ -74,6 +75,14 @@ std::vector<std::string> ProductionOptions::validate(bool have_key) const {
   }
   if (latency_wait_s < 0) problems.push_back("--latency-wait must be >= 0");
   if (max_future_skew_ms < 0) problems.push_back("--max-future-skew-ms must be >= 0");
+  if (!service_metrics.empty() && brokers.empty()) {
+    problems.emplace_back("--service-metrics needs --brokers (the service reads the topic)");
+  }
+  for (const auto& url : service_metrics) {
+    if (std::string error; !parseHttpUrl(url, error)) {
+      problems.push_back("--service-metrics " + error);
+    }
+  }
   return problems;
 }
 
@@ -100,6 +109,13 @@ class ProductionRun {
     truth_.emplace(o_.truth_path, o_.traffic.detector, o_.partitioner, partitions_, hasher_);
     if (!truth_->open(error_)) return false;
     startLatencyMeasurement();
+    if (producer_ && !o_.service_metrics.empty()) {
+      service_.emplace(o_.service_metrics);
+      if (!service_->start(error_)) {
+        error_ = "--service-metrics " + error_;
+        return false;
+      }
+    }
     return producer_ == nullptr || o_.lag_group.empty() ||
            lag_.start(consumers(), o_.lag_group, o_.topic, partitions_, error_);
   }
@@ -186,6 +202,7 @@ class ProductionRun {
   std::unique_ptr<TopicDetector> mirror_;
   std::string latency_note_;
   LagSampler lag_;
+  std::optional<ServiceTally> service_;  // with --service-metrics
   const Pacer pacer_;
   RateHistory history_;
   TrafficModel model_;
@@ -268,8 +285,8 @@ void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record
   }
 }
 
-// Closes the files and the truth file, waits for the broker's acknowledgements and for the
-// trailing alerts, and stops the measuring threads.
+// Closes the files and the truth file, waits for the broker's acknowledgements, for the
+// trailing alerts and for the service to count the records, and stops the measuring threads.
 void ProductionRun::drain() {
   for (const auto& scenario : model_.takeOpenScenarios()) {
     if (!truth_->add(scenario, error_)) io_failed_ = true;
@@ -294,6 +311,7 @@ void ProductionRun::drain() {
     }
     watcher_.stop();
   }
+  if (service_) service_->finish(deliveries_.acked, o_.latency_wait_s);
   lag_.stop();
 }
 
@@ -314,8 +332,8 @@ ordered_json ProductionRun::summary() const {
   // The lateness generated (model clock minus event time of every valid record): the truth for
   // the service's lateness figures (GET /v1/lateness).
   summary["lateness"] =
-      latenessJson(model_.latenessTruth(), o_.traffic.mixture ? "mixture" : "classic",
-                   o_.traffic.detector.grace_ms);
+      latenessJson(model_.latenessTruth(), o_.traffic.mixture ? "mixture" : "classic");
+  if (service_) summary["lateness"]["service"] = service_->summary();
   summary["model_clock"] = {{"start", o_.traffic.start_time},
                             {"end", last_clock_},
                             {"first_event_time", first_event_time_.value_or(0)}};
@@ -353,6 +371,7 @@ void ProductionRun::fillSeries(ordered_json summary) const {
   o_.series->sent_per_second = history_.perSecond();
   o_.series->lag = lag_.timedSamples();
   if (mirror_) o_.series->latencies = tracker_.samples();
+  o_.series->lateness = model_.latenessTruth();
   o_.series->summary = std::move(summary);
 }
 

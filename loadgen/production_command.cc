@@ -135,16 +135,23 @@ void addMeasurementFlags(CLI::App& app, ProductionFlags& f) {
   app.add_flag("--no-latency", f.no_latency,
                "Do not measure end-to-end latency (it runs the detector on every record)");
   app.add_option("--latency-wait", run.latency_wait_s,
-                 "Seconds to wait for trailing alerts after production")
+                 "Seconds to wait for trailing alerts (and, with --service-metrics, for the "
+                 "service to count the records) after production")
       ->capture_default_str();
   app.add_option("--lag-group", run.lag_group,
                  "Sample this consumer group's lag on --topic every second (the service's group: "
                  "fraud-detector); reported in the progress line and the summary");
+  app.add_option("--service-metrics", run.service_metrics,
+                 "The service's /metrics URL, http://HOST:PORT/metrics (the probe port; "
+                 "repeatable, one per instance): read before and after the run, so the summary "
+                 "and the report set the share the service dropped as too late beside the share "
+                 "stamped beyond --grace-ms");
   app.add_flag("--no-progress", f.no_progress, "No progress line on stderr");
   app.add_option("--report", f.report_path,
                  "Write a self-contained HTML report of the run to this file: achieved rate, "
-                 "consumer lag and latency over time, the latency distribution, the injected "
-                 "scenarios, the parameters (`fraud-loadgen report` adds verify's verdict)");
+                 "consumer lag and latency over time, the latency distribution, the lateness "
+                 "against the grace, the injected scenarios, the parameters (`fraud-loadgen "
+                 "report` adds verify's verdict)");
   addKafkaFlags(app, f.kafka);
 }
 
@@ -165,13 +172,13 @@ std::vector<std::string> resolveProductionFlags(ProductionFlags& f) {
     if (const auto ms = parseDurationMs(*f.duration_text, 1000)) {
       run.duration_s = *ms / 1000;
     } else {
-      problems.push_back("--duration must be seconds or a number with a unit (90s, 5m, 1h)");
+      problems.emplace_back("--duration must be seconds or a number with a unit (90s, 5m, 1h)");
     }
   }
   if (const auto ms = parseDurationMs(f.max_lateness_text, 1)) {
     traffic.max_lateness_ms = static_cast<int64_t>(*ms);
   } else {
-    problems.push_back("--max-lateness must be milliseconds or a number with a unit (2m)");
+    problems.emplace_back("--max-lateness must be milliseconds or a number with a unit (2m)");
   }
   if (f.lateness_model == "mixture") {
     traffic.mixture = f.mixture;

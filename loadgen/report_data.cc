@@ -126,6 +126,63 @@ ordered_json latencyData(const RunSeries& s) {
   return out;
 }
 
+// The lateness histogram's bin edges in whole milliseconds: kBinsPerDecade a decade from 1 ms
+// (lateness 0 counts in the first bin) past `top`, and grace + 1 so that the bins split between
+// the records kept (lateness <= grace) and those dropped.
+std::vector<int64_t> latenessEdges(int64_t top, int64_t grace_ms, bool any_beyond) {
+  std::vector<int64_t> edges = {1};
+  for (int k = 1; edges.back() <= top; ++k) {
+    const auto edge = static_cast<int64_t>(std::ceil(std::pow(10.0, k / double{kBinsPerDecade})));
+    if (edge > edges.back()) edges.push_back(edge);
+  }
+  if (any_beyond && grace_ms + 1 > 1) edges.push_back(grace_ms + 1);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+ordered_json latenessData(const LatenessTruth& truth) {
+  ordered_json out;
+  out["count"] = truth.count();
+  out["grace_ms"] = truth.graceMs();
+  out["beyond_grace"] = truth.beyondGrace();
+  if (truth.count() == 0) return out;
+  out["beyond_grace_share"] =
+      static_cast<double>(truth.beyondGrace()) / static_cast<double>(truth.count());
+  for (const auto& [name, q] : {std::pair{"p50_ms", 0.5}, std::pair{"p99_ms", 0.99}}) {
+    out[name] = truth.quantile(q);
+  }
+  out["max_ms"] = truth.max();
+
+  const int64_t grace = truth.graceMs();
+  const auto buckets = truth.buckets();
+  // The truth's buckets are 100 ms wide above 10 s: the one holding the grace may hold records
+  // on both sides. Its share beyond is what the exact count leaves to the buckets wholly beyond.
+  uint64_t wholly_beyond = 0;
+  int64_t top = 1;
+  for (const auto& b : buckets) {
+    if (b.low_ms > grace) wholly_beyond += b.count;
+    top = std::max(top, b.low_ms);
+  }
+  const uint64_t straddling = truth.beyondGrace() - std::min(truth.beyondGrace(), wholly_beyond);
+  if (truth.beyondGrace() > 0) top = std::max(top, grace + 1);
+  const auto edges = latenessEdges(top, grace, truth.beyondGrace() > 0);
+  std::vector<uint64_t> counts(edges.size() - 1, 0);
+  const auto binOf = [&](int64_t ms) {
+    const auto at = std::upper_bound(edges.begin(), edges.end(), std::max<int64_t>(ms, 1));
+    return std::min(counts.size() - 1, static_cast<size_t>(at - edges.begin()) - 1);
+  };
+  for (const auto& b : buckets) {
+    const bool holds_grace = b.low_ms <= grace && grace < b.high_ms;
+    const uint64_t moved = holds_grace ? std::min(straddling, b.count) : 0;
+    counts[binOf(b.low_ms)] += b.count - moved;
+    if (moved > 0) counts[binOf(grace + 1)] += moved;
+  }
+  const auto beyond_from = truth.beyondGrace() > 0 ? binOf(grace + 1) : counts.size();
+  out["histogram"] = {{"edges_ms", edges}, {"counts", counts}, {"beyond_from", beyond_from}};
+  return out;
+}
+
 ordered_json scenarioData(const std::vector<TruthScenario>& scenarios) {
   ordered_json items = ordered_json::array();
   std::vector<const TruthScenario*> sorted;
@@ -184,6 +241,14 @@ std::vector<ReportParameter> reportParameters(const ProductionOptions& o) {
   p.push_back({"travel fraction", fixed(t.travel_fraction, 3)});
   p.push_back({"max lateness", std::to_string(t.max_lateness_ms) + " ms"});
   p.push_back({"late tail fraction", fixed(t.late_tail_fraction, 3)});
+  if (t.mixture) {
+    p.push_back({"lateness model", "mixture: body " + fixed(t.mixture->body_fraction, 3) +
+                                       " (median " + fixed(t.mixture->body_median_ms, 0) +
+                                       " ms, sigma " + fixed(t.mixture->body_sigma, 2) +
+                                       "), stragglers " + fixed(t.mixture->straggler_fraction, 3)});
+  } else {
+    p.push_back({"lateness model", "classic"});
+  }
   p.push_back({"beyond-grace fraction", fixed(t.beyond_grace_fraction, 4)});
   p.push_back({"duplicate fraction", fixed(t.duplicate_fraction, 4)});
   p.push_back({"malformed fraction", fixed(t.malformed_fraction, 4)});
@@ -196,6 +261,9 @@ std::vector<ReportParameter> reportParameters(const ProductionOptions& o) {
   p.push_back({"latency measured", o.measure_latency ? "yes" : "no (--no-latency)"});
   p.push_back({"latency wait", fixed(o.latency_wait_s, 1) + " s"});
   p.push_back({"lag group", o.lag_group.empty() ? "(none)" : o.lag_group});
+  std::string metrics;
+  for (const auto& url : o.service_metrics) metrics += (metrics.empty() ? "" : ", ") + url;
+  p.push_back({"service metrics", metrics.empty() ? "(none)" : metrics});
   p.push_back({"truth file", o.truth_path.empty() ? "(none)" : o.truth_path});
   if (!o.output_dir.empty()) p.push_back({"output directory", o.output_dir});
   if (!o.output_single.empty()) p.push_back({"output file", o.output_single});
@@ -221,6 +289,7 @@ ordered_json reportData(const RunSeries& series, const std::vector<ReportParamet
   run["rate"] = rateData(series);
   run["lag"] = lagData(series);
   run["latency"] = latencyData(series);
+  run["lateness"] = latenessData(series.lateness);
   data["run"] = std::move(run);
   data["scenarios"] = scenarioData(scenarios);
   return data;

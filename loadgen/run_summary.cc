@@ -28,14 +28,19 @@ ordered_json lagJson(const std::string& group, const LagSampler::Summary& l,
   return out;
 }
 
-ordered_json latenessJson(const LatenessTruth& late, const std::string& model, int64_t grace_ms) {
+ordered_json latenessJson(const LatenessTruth& late, const std::string& model) {
+  const double share = late.count() == 0 ? 0.0
+                                         : static_cast<double>(late.beyondGrace()) /
+                                               static_cast<double>(late.count());
   return {{"model", model},
           {"count", late.count()},
           {"p50_ms", late.quantile(0.5)},
           {"p99_ms", late.quantile(0.99)},
           {"p999_ms", late.quantile(0.999)},
           {"max_ms", late.max()},
-          {"beyond_grace_share", late.shareAbove(grace_ms)}};
+          {"grace_ms", late.graceMs()},
+          {"beyond_grace", late.beyondGrace()},
+          {"beyond_grace_share", share}};
 }
 
 }  // namespace fraud::loadgen

@@ -23,9 +23,9 @@ namespace fraud::loadgen {
                                              std::optional<int64_t> at_production_end);
 
 // "lateness": what lateness the model stamped on the valid records (model clock minus event
-// time), the truth for the service's lateness figures (GET /v1/lateness). `model`: classic or
-// mixture.
+// time), the truth for the service's lateness figures (GET /v1/lateness), and the share beyond
+// the grace (the service drops those as too late). `model`: classic or mixture.
 [[nodiscard]] nlohmann::ordered_json latenessJson(const LatenessTruth& truth,
-                                                  const std::string& model, int64_t grace_ms);
+                                                  const std::string& model);
 
 }  // namespace fraud::loadgen

@@ -82,7 +82,7 @@ CountAxis yAxisOf(const std::vector<Bin>& bins, bool log_y) {
   }
   const double log_top = std::max(1.0, std::ceil(std::log10(static_cast<double>(top) * 1.5)));
   CountAxis axis;
-  for (double k = 0; k <= log_top; ++k) axis.ticks.push_back(std::pow(10, k));
+  for (int k = 0; k <= static_cast<int>(log_top); ++k) axis.ticks.push_back(std::pow(10, k));
   axis.y = [log_top](double v) {
     const double at = (std::log10(std::max(v, 0.5)) - kLogFloor) / (log_top - kLogFloor);
     return kTop + kPlotHeight * (1 - at);
@@ -91,7 +91,8 @@ CountAxis yAxisOf(const std::vector<Bin>& bins, bool log_y) {
 }
 
 void drawXTicks(std::string& out, const LogAxis& axis) {
-  for (double decade = axis.log_lo; decade <= axis.log_hi; ++decade) {
+  for (auto decade = static_cast<int>(axis.log_lo); decade <= static_cast<int>(axis.log_hi);
+       ++decade) {
     for (const double m : {1.0, 2.0, 5.0}) {
       const double x = m * std::pow(10, decade);
       if (std::log10(x) > axis.log_hi + 1e-9) break;

@@ -1,19 +1,20 @@
 #include "loadgen/svg_plot.h"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 
 namespace fraud::loadgen::svg {
 
 std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", v);
-  return buffer;
+  std::array<char, 32> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), "%.1f", v);
+  return buffer.data();
 }
 
 std::string compact(double v) {
   const double a = std::fabs(v);
-  char buffer[32];
+  std::array<char, 32> buffer{};
   const auto trim = [](std::string s) {
     if (s.find('.') != std::string::npos) {
       while (!s.empty() && s.back() == '0') s.pop_back();
@@ -22,19 +23,19 @@ std::string compact(double v) {
     return s;
   };
   if (a >= 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.2f", v / 1e9);
-    return trim(buffer) + "G";
+    std::snprintf(buffer.data(), buffer.size(), "%.2f", v / 1e9);
+    return trim(buffer.data()) + "G";
   }
   if (a >= 1e6) {
-    std::snprintf(buffer, sizeof buffer, "%.2f", v / 1e6);
-    return trim(buffer) + "M";
+    std::snprintf(buffer.data(), buffer.size(), "%.2f", v / 1e6);
+    return trim(buffer.data()) + "M";
   }
   if (a >= 1e4) {
-    std::snprintf(buffer, sizeof buffer, "%.1f", v / 1e3);
-    return trim(buffer) + "k";
+    std::snprintf(buffer.data(), buffer.size(), "%.1f", v / 1e3);
+    return trim(buffer.data()) + "k";
   }
-  std::snprintf(buffer, sizeof buffer, "%.3f", v);
-  return trim(buffer);
+  std::snprintf(buffer.data(), buffer.size(), "%.3f", v);
+  return trim(buffer.data());
 }
 
 std::string tickLabel(double v, Unit unit) {
