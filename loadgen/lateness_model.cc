@@ -71,6 +71,12 @@ size_t LatenessTruth::bucketOf(int64_t ms) {
   return static_cast<size_t>(kFineMs + (ms - kFineMs) / kCoarseMs);
 }
 
+int64_t LatenessTruth::lowerBound(size_t b) {
+  const auto i = static_cast<int64_t>(b);
+  if (i < kFineMs) return i;
+  return kFineMs + (i - kFineMs) * kCoarseMs;
+}
+
 int64_t LatenessTruth::upperBound(size_t b) {
   const auto i = static_cast<int64_t>(b);
   if (i < kFineMs) return i;
@@ -80,6 +86,7 @@ int64_t LatenessTruth::upperBound(size_t b) {
 void LatenessTruth::add(int64_t ms) {
   ++counts_[bucketOf(ms)];
   ++count_;
+  if (ms > grace_ms_) ++beyond_grace_;
   max_ = std::max(max_, ms);
 }
 
@@ -101,10 +108,10 @@ double LatenessTruth::shareAbove(int64_t ms) const {
   return static_cast<double>(above) / static_cast<double>(count_);
 }
 
-std::vector<std::pair<int64_t, uint64_t>> LatenessTruth::buckets() const {
-  std::vector<std::pair<int64_t, uint64_t>> out;
+std::vector<LatenessTruth::Bucket> LatenessTruth::buckets() const {
+  std::vector<Bucket> out;
   for (size_t b = 0; b < counts_.size(); ++b) {
-    if (counts_[b] > 0) out.emplace_back(upperBound(b), counts_[b]);
+    if (counts_[b] > 0) out.push_back({lowerBound(b), upperBound(b), counts_[b]});
   }
   return out;
 }

@@ -6,18 +6,21 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "loadgen/alert_watcher.h"
+#include "loadgen/kafka_clients.h"
 #include "loadgen/lag_sampler.h"
 #include "loadgen/latency_tracker.h"
 #include "loadgen/pacing.h"
+#include "loadgen/progress_line.h"
 #include "loadgen/record_files.h"
+#include "loadgen/run_summary.h"
+#include "loadgen/service_metrics.h"
 #include "loadgen/topic_detector.h"
-#include "loadgen/truth_file.h"
+#include "loadgen/truth_writer.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/producer.h"
 #include "service/kafka/wall_clock.h"
@@ -36,23 +39,6 @@ constexpr uint64_t kUnpacedBurst = 4096;
 constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kFlushLimit = std::chrono::seconds(300);
 
-// Delivery reports, counted on the thread that polls the producer (this one).
-struct Deliveries {
-  uint64_t acked = 0;
-  uint64_t failed = 0;
-  std::map<std::string, uint64_t> failures;  // by librdkafka error name
-};
-
-void onDelivery(rd_kafka_t* /*producer*/, const rd_kafka_message_t* message, void* opaque) {
-  auto& deliveries = *static_cast<Deliveries*>(opaque);
-  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    ++deliveries.acked;
-  } else {
-    ++deliveries.failed;
-    ++deliveries.failures[rd_kafka_err2name(message->err)];
-  }
-}
-
 int64_t monotonicNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
@@ -66,140 +52,6 @@ double cpuSeconds() {
   ::getrusage(RUSAGE_SELF, &usage);
   const auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
   return s(usage.ru_utime) + s(usage.ru_stime);
-}
-
-kafka::KafkaProperties producerProperties(const ProductionOptions& o) {
-  kafka::KafkaProperties properties = {
-      {"bootstrap.servers", o.brokers},
-      {"client.id", "fraud-loadgen"},
-      {"enable.idempotence", "true"},
-      {"acks", "all"},
-      {"linger.ms", "5"},
-      {"batch.num.messages", "10000"},
-      {"batch.size", "1000000"},
-      {"compression.type", "lz4"},
-      {"queue.buffering.max.messages", "1000000"},
-      {"queue.buffering.max.kbytes", "1048576"},
-  };
-  for (const auto& [key, value] : o.kafka_properties) properties[key] = value;
-  return properties;
-}
-
-kafka::KafkaProperties consumerProperties(const ProductionOptions& o) {
-  kafka::KafkaProperties properties = {{"bootstrap.servers", o.brokers},
-                                       {"client.id", "fraud-loadgen-alerts"}};
-  for (const auto& [key, value] : o.kafka_properties) properties[key] = value;
-  return properties;
-}
-
-kafka::KafkaHandle makeProducer(const ProductionOptions& o, Deliveries& deliveries,
-                                std::string& error) {
-  auto conf = kafka::makeKafkaConf(producerProperties(o), error);
-  if (!conf) {
-    error = "Kafka producer configuration: " + error;
-    return nullptr;
-  }
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), &onDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), &deliveries);
-  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!producer) error = "cannot create the Kafka producer: " + error;
-  return producer;
-}
-
-// A one-line report on stderr at most once a second.
-class ProgressLine {
- public:
-  ProgressLine(bool enabled, Clock::time_point start)
-      : enabled_(enabled), start_(start), last_(start) {}
-
-  void maybePrint(Clock::time_point now, uint64_t sent, const Deliveries& deliveries,
-                  rd_kafka_t* producer, std::optional<int64_t> lag) {
-    if (!enabled_ || now - last_ < std::chrono::seconds(1)) return;
-    const double rate = static_cast<double>(sent - last_sent_) / seconds(now - last_);
-    last_ = now;
-    last_sent_ = sent;
-    if (producer == nullptr) {
-      std::fprintf(stderr, "fraud-loadgen: %.0f s, %llu records written (%.0f/s)\n",
-                   seconds(now - start_), static_cast<unsigned long long>(sent), rate);
-      return;
-    }
-    const std::string lag_text = lag ? ", lag " + std::to_string(*lag) : std::string();
-    std::fprintf(stderr,
-                 "fraud-loadgen: %.0f s, %llu sent (%.0f/s), %llu acked, %llu errors, "
-                 "queue %d%s\n",
-                 seconds(now - start_), static_cast<unsigned long long>(sent), rate,
-                 static_cast<unsigned long long>(deliveries.acked),
-                 static_cast<unsigned long long>(deliveries.failed), rd_kafka_outq_len(producer),
-                 lag_text.c_str());
-  }
-
- private:
-  bool enabled_;
-  Clock::time_point start_;
-  Clock::time_point last_;
-  uint64_t last_sent_ = 0;
-};
-
-std::vector<std::string> sortedCountries(const FraudScenario& scenario) {
-  std::vector<detectors::Country> distinct = scenario.sent_countries;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::vector<std::string> names;
-  for (const auto& c : distinct) names.emplace_back(c.view());
-  return names;
-}
-
-// Writes the scenarios that the rule (docs/rule.md) guarantees an alert to the truth file.
-class TruthWriter {
- public:
-  TruthWriter(const ProductionOptions& options, const detectors::CardHasher* hasher,
-              int32_t partitions)
-      : options_(options), hasher_(hasher), partitions_(partitions) {}
-
-  [[nodiscard]] bool open(std::string& error) {
-    return options_.truth_path.empty() || file_.open(options_.truth_path, error);
-  }
-  [[nodiscard]] bool add(const FraudScenario& scenario, std::string& error) {
-    ++injected_;
-    if (!scenario.mustAlert(options_.traffic.detector)) return true;
-    ++guaranteed_;
-    if (options_.truth_path.empty()) return true;
-    TruthScenario truth;
-    truth.scenario = scenario.id;
-    truth.card_ref = hasher_->hash(scenario.card).hex();
-    truth.partition = detectors::partitionFor(options_.partitioner, scenario.card, partitions_);
-    truth.countries = sortedCountries(scenario);
-    truth.event_times = scenario.event_times;
-    truth.tx_ids = scenario.tx_ids;
-    return file_.appendLine(truthLine(truth), error);
-  }
-  [[nodiscard]] bool close(std::string& error) { return file_.close(error); }
-  [[nodiscard]] uint64_t injected() const { return injected_; }
-  [[nodiscard]] uint64_t guaranteed() const { return guaranteed_; }
-
- private:
-  const ProductionOptions& options_;
-  const detectors::CardHasher* hasher_;
-  int32_t partitions_;
-  BufferedFile file_;
-  uint64_t injected_ = 0;
-  uint64_t guaranteed_ = 0;
-};
-
-ordered_json latencyJson(const LatencyTracker::Summary& s) {
-  ordered_json out;
-  out["expected_alerts"] = s.expected;
-  out["matched"] = s.matched;
-  out["unexpected_arrivals"] = s.unexpected;
-  out["repeated_arrivals"] = s.repeated;
-  const auto ms = [](const std::optional<double>& v) {
-    return v ? ordered_json(*v) : ordered_json();
-  };
-  out["p50_ms"] = ms(s.p50_ms);
-  out["p95_ms"] = ms(s.p95_ms);
-  out["p99_ms"] = ms(s.p99_ms);
-  out["max_ms"] = ms(s.max_ms);
-  return out;
 }
 
 }  // namespace
@@ -223,6 +75,14 @@ std::vector<std::string> ProductionOptions::validate(bool have_key) const {
   }
   if (latency_wait_s < 0) problems.push_back("--latency-wait must be >= 0");
   if (max_future_skew_ms < 0) problems.push_back("--max-future-skew-ms must be >= 0");
+  if (!service_metrics.empty() && brokers.empty()) {
+    problems.emplace_back("--service-metrics needs --brokers (the service reads the topic)");
+  }
+  for (const auto& url : service_metrics) {
+    if (std::string error; !parseHttpUrl(url, error)) {
+      problems.push_back("--service-metrics " + error);
+    }
+  }
   return problems;
 }
 
@@ -246,11 +106,18 @@ class ProductionRun {
   [[nodiscard]] bool setUp() {
     if (!o_.brokers.empty() && !connect()) return false;
     if (!files_.open(o_.output_dir, o_.output_single, partitions_, error_)) return false;
-    truth_.emplace(o_, hasher_, partitions_);
+    truth_.emplace(o_.truth_path, o_.traffic.detector, o_.partitioner, partitions_, hasher_);
     if (!truth_->open(error_)) return false;
     startLatencyMeasurement();
+    if (producer_ && !o_.service_metrics.empty()) {
+      service_.emplace(o_.service_metrics);
+      if (!service_->start(error_)) {
+        error_ = "--service-metrics " + error_;
+        return false;
+      }
+    }
     return producer_ == nullptr || o_.lag_group.empty() ||
-           lag_.start(consumerProperties(o_), o_.lag_group, o_.topic, partitions_, error_);
+           lag_.start(consumers(), o_.lag_group, o_.topic, partitions_, error_);
   }
 
   void produce(const std::atomic<bool>& stop);
@@ -268,7 +135,8 @@ class ProductionRun {
  private:
   // The producer and the topic's partition count from the broker.
   bool connect() {
-    producer_ = makeProducer(o_, deliveries_, error_);
+    producer_ =
+        makeProducer(producerProperties(o_.brokers, o_.kafka_properties), deliveries_, error_);
     if (!producer_) return false;
     const auto count =
         kafka::topicPartitionCount(producer_.get(), o_.topic, kMetadataTimeoutMs, error_);
@@ -290,7 +158,7 @@ class ProductionRun {
       if (hasher_ == nullptr) {
         latency_note_ = "not measured: no card-hash key";
       } else if (std::string watch_error;
-                 !watcher_.start(consumerProperties(o_), o_.alerts_topic, watch_error)) {
+                 !watcher_.start(consumers(), o_.alerts_topic, watch_error)) {
         latency_note_ = "not measured: " + watch_error;
       } else {
         mirror_ = std::make_unique<TopicDetector>(partitions_, o_.traffic.detector, *hasher_,
@@ -302,6 +170,10 @@ class ProductionRun {
     if (!latency_note_.empty() && o_.progress) {
       std::fprintf(stderr, "fraud-loadgen: latency %s\n", latency_note_.c_str());
     }
+  }
+
+  [[nodiscard]] kafka::KafkaProperties consumers() const {
+    return consumerProperties(o_.brokers, o_.kafka_properties);
   }
 
   // How many records the run may produce at most (a count, or a file-only duration).
@@ -330,6 +202,7 @@ class ProductionRun {
   std::unique_ptr<TopicDetector> mirror_;
   std::string latency_note_;
   LagSampler lag_;
+  std::optional<ServiceTally> service_;  // with --service-metrics
   const Pacer pacer_;
   RateHistory history_;
   TrafficModel model_;
@@ -404,8 +277,7 @@ void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record
                                                    record.key, record.value, timestamp);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      ++deliveries_.failed;
-      ++deliveries_.failures[rd_kafka_err2name(err)];
+      deliveries_.fail(rd_kafka_err2name(err));
       return;
     }
     ++queue_full_waits_;
@@ -413,8 +285,8 @@ void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record
   }
 }
 
-// Closes the files and the truth file, waits for the broker's acknowledgements and for the
-// trailing alerts, and stops the measuring threads.
+// Closes the files and the truth file, waits for the broker's acknowledgements, for the
+// trailing alerts and for the service to count the records, and stops the measuring threads.
 void ProductionRun::drain() {
   for (const auto& scenario : model_.takeOpenScenarios()) {
     if (!truth_->add(scenario, error_)) io_failed_ = true;
@@ -439,6 +311,7 @@ void ProductionRun::drain() {
     }
     watcher_.stop();
   }
+  if (service_) service_->finish(deliveries_.acked, o_.latency_wait_s);
   lag_.stop();
 }
 
@@ -458,14 +331,9 @@ ordered_json ProductionRun::summary() const {
   summary["seed"] = o_.traffic.seed;
   // The lateness generated (model clock minus event time of every valid record): the truth for
   // the service's lateness figures (GET /v1/lateness).
-  const LatenessTruth& late = model_.latenessTruth();
-  summary["lateness"] = {{"model", o_.traffic.mixture ? "mixture" : "classic"},
-                         {"count", late.count()},
-                         {"p50_ms", late.quantile(0.5)},
-                         {"p99_ms", late.quantile(0.99)},
-                         {"p999_ms", late.quantile(0.999)},
-                         {"max_ms", late.max()},
-                         {"beyond_grace_share", late.shareAbove(o_.traffic.detector.grace_ms)}};
+  summary["lateness"] =
+      latenessJson(model_.latenessTruth(), o_.traffic.mixture ? "mixture" : "classic");
+  if (service_) summary["lateness"]["service"] = service_->summary();
   summary["model_clock"] = {{"start", o_.traffic.start_time},
                             {"end", last_clock_},
                             {"first_event_time", first_event_time_.value_or(0)}};
@@ -490,11 +358,7 @@ ordered_json ProductionRun::summary() const {
   summary["queue_full_waits"] = queue_full_waits_;
   summary["latency"] = mirror_ ? latencyJson(tracker_.summary()) : ordered_json(latency_note_);
   if (!o_.lag_group.empty()) {
-    const auto l = lag_.summary();
-    summary["consumer_lag"] = {{"group", o_.lag_group}, {"samples", l.samples}, {"max", l.max},
-                               {"p50", l.p50},          {"p99", l.p99},         {"last", l.last}};
-    summary["consumer_lag"]["at_production_end"] =
-        lag_at_production_end_ ? ordered_json(*lag_at_production_end_) : ordered_json();
+    summary["consumer_lag"] = lagJson(o_.lag_group, lag_.summary(), lag_at_production_end_);
   }
   if (mirror_) summary["latency"]["alerts_consumer_errors"] = watcher_.consumeErrors();
   return summary;
@@ -507,6 +371,7 @@ void ProductionRun::fillSeries(ordered_json summary) const {
   o_.series->sent_per_second = history_.perSecond();
   o_.series->lag = lag_.timedSamples();
   if (mirror_) o_.series->latencies = tracker_.samples();
+  o_.series->lateness = model_.latenessTruth();
   o_.series->summary = std::move(summary);
 }
 

@@ -44,6 +44,9 @@ struct ProductionOptions {
   int64_t max_future_skew_ms = 300'000;  // the service's rule, to expect what it will reject
   // A consumer group whose lag on the topic is sampled every second (empty: none).
   std::string lag_group;
+  // The /metrics URLs of the service's instances (http://HOST:PORT/metrics): read before and
+  // after the run, for the share of its records the service dropped as too late (empty: none).
+  std::vector<std::string> service_metrics;
   bool progress = true;         // a progress line on stderr every second
   RunSeries* series = nullptr;  // when set, filled at the end (the --report page's data)
 

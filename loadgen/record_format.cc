@@ -129,54 +129,40 @@ void appendWithEdits(Cursor& out, const TransactionFields& f, const Edits& e) {
     out.append(name);
     out.append("\":");
   };
+  // The edit's raw text where it has one, else the field's own value.
+  const auto value = [&](std::string_view raw, const auto& append_own) {
+    if (raw.empty()) {
+      append_own();
+    } else {
+      out.append(raw);
+    }
+  };
   if (!e.omit_tx_id) {
     field("tx_id");
-    if (!e.tx_id_raw.empty()) {
-      out.append(e.tx_id_raw);
-    } else {
-      appendQuoted(out, f.tx_id);
-    }
+    value(e.tx_id_raw, [&] { appendQuoted(out, f.tx_id); });
   }
   if (!e.omit_card) {
     field("card");
-    if (!e.card_raw.empty()) {
-      out.append(e.card_raw);
-    } else {
-      appendQuoted(out, f.card);
-    }
+    value(e.card_raw, [&] { appendQuoted(out, f.card); });
   }
   if (!e.omit_country) {
     field("country");
-    if (!e.country_raw.empty()) {
-      out.append(e.country_raw);
-    } else {
-      appendCountry(out, f);
-    }
+    value(e.country_raw, [&] { appendCountry(out, f); });
   }
   if (!e.omit_event_time) {
     field("event_time");
-    if (!e.event_time_raw.empty()) {
-      out.append(e.event_time_raw);
-    } else {
-      appendEventTime(out, f);
-    }
+    value(e.event_time_raw, [&] { appendEventTime(out, f); });
   }
   field("amount");
-  if (!e.amount_raw.empty()) {
-    out.append(e.amount_raw);
-  } else {
-    appendAmount(out, f.amount_cents);
-  }
+  value(e.amount_raw, [&] { appendAmount(out, f.amount_cents); });
   field("currency");
   appendQuoted(out, f.currency);
   field("merchant");
-  if (!e.merchant_raw.empty()) {
-    out.append(e.merchant_raw);
-  } else {
+  value(e.merchant_raw, [&] {
     out.append("\"m-");
     appendDigits(out, f.merchant, 6);
     out.push_back('"');
-  }
+  });
   out.push_back('}');
 }
 

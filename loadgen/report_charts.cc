@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "loadgen/report_html.h"
 #include "loadgen/svg_chart.h"
@@ -20,6 +22,18 @@ std::string latencyNote(const ordered_json* summary) {
   return "No alert was timed.";
 }
 
+// One series over the time since the start of the run, drawn as an area.
+svg::LineChart timeChart(const char* id, const char* title, const char* y_label, const char* name,
+                         const char* color, std::vector<svg::Point> points) {
+  svg::LineChart chart;
+  chart.id = id;
+  chart.title = title;
+  chart.x_label = "time since the start";
+  chart.y_label = y_label;
+  chart.series.push_back({name, color, std::move(points), true, false});
+  return chart;
+}
+
 }  // namespace
 
 std::string rateSection(const ordered_json* run, const ordered_json* summary) {
@@ -33,12 +47,8 @@ std::string rateSection(const ordered_json* run, const ordered_json* summary) {
   if (target) out += "<span class=\"key dash\"></span>target " + formatCount(*target) + " tx/s";
   out += "</p>";
   if (points.empty()) return out + emptyChart("No rate recorded.") + "</section>";
-  svg::LineChart chart;
-  chart.id = "chart-rate";
-  chart.title = "Achieved rate over time";
-  chart.x_label = "time since the start";
-  chart.y_label = "records/s";
-  chart.series.push_back({"achieved", kBlue, points, true, false});
+  auto chart =
+      timeChart("chart-rate", "Achieved rate over time", "records/s", "achieved", kBlue, points);
   chart.target_y = target;
   if (target) chart.target_label = "target " + formatCount(*target) + "/s";
   return out + svg::renderLineChart(chart) + "</section>";
@@ -57,12 +67,8 @@ std::string lagSection(const ordered_json* run, const ordered_json* summary) {
     return out + emptyChart("Lag not sampled: run fraud-loadgen with --lag-group GROUP.") +
            "</section>";
   }
-  svg::LineChart chart;
-  chart.id = "chart-lag";
-  chart.title = "Consumer lag over time";
-  chart.x_label = "time since the start";
-  chart.y_label = "records behind";
-  chart.series.push_back({"lag", kOrange, points, true, false});
+  auto chart =
+      timeChart("chart-lag", "Consumer lag over time", "records behind", "lag", kOrange, points);
   chart.marker_x = number(run, "production_s");
   chart.marker_label = "production ended";
   return out + svg::renderLineChart(chart) + "</section>";

@@ -20,6 +20,7 @@ inline constexpr const char* kBlue = "#2563eb";
 inline constexpr const char* kOrange = "#ea580c";
 inline constexpr const char* kAmber = "#d97706";
 inline constexpr const char* kRed = "#dc2626";
+inline constexpr const char* kTeal = "#0d9488";  // histogram bars
 
 // The member `key` of an object; nothing when absent or not an object.
 [[nodiscard]] const ordered_json* field(const ordered_json* j, std::string_view key);

@@ -6,6 +6,7 @@
 #include "loadgen/report.h"
 #include "loadgen/report_charts.h"
 #include "loadgen/report_html.h"
+#include "loadgen/report_lateness.h"
 #include "loadgen/report_tables.h"
 #include "loadgen/svg_chart.h"
 
@@ -65,6 +66,8 @@ svg.chart .area { opacity: .14; }
 svg.chart .target, svg.chart .marker { stroke: #6b7280; stroke-width: 1.2; stroke-dasharray: 5 4; }
 svg.chart .bar { fill: #0d9488; }
 svg.chart .bar:hover { fill: #0f766e; }
+svg.chart .bar.beyond { fill: #dc2626; }
+svg.chart .bar.beyond:hover { fill: #b91c1c; }
 svg.chart .mark { stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg.chart .mark-label { font-size: 11px; font-weight: 600; }
 svg.chart .hover { fill: transparent; }
@@ -209,6 +212,7 @@ std::string renderReport(const ordered_json& data) {
     out += html::lagSection(run, summary);
     out += html::histogramSection(run, summary);
     out += html::percentilesSection(run, summary);
+    out += html::latenessSection(run, summary);
   }
   out += html::verifySection(data);
   if (run != nullptr) {

@@ -1,6 +1,7 @@
 #include "loadgen/report_tables.h"
 
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,23 +30,21 @@ std::string verifySection(const ordered_json& data) {
   if (const auto* at = field(data, "verified_at"); at != nullptr) {
     out += " (verified " + escape(text(at)) + ")";
   }
-  out +=
-      ".</p><div class=\"columns\"><div><table><tr><th>alerts</th><th class=\"num\">count</th>"
-      "</tr>";
-  const auto* alerts = field(verify, "alerts");
-  out += countRow("expected (offline engine)", field(alerts, "expected"), false);
-  out += countRow("on the alerts topic", field(alerts, "records"), false);
-  for (const auto* name : {"missing", "unexpected", "differing", "duplicates", "malformed"}) {
-    out += countRow(name, field(field(alerts, name), "count"), true);
+  out += ".</p><div class=\"columns\">";
+  for (const auto& [section, heading, topic] :
+       {std::tuple{"alerts", "alerts", "on the alerts topic"},
+        std::tuple{"dlq", "dead letters", "on the dead-letter topic"}}) {
+    out +=
+        "<div><table><tr><th>" + std::string(heading) + R"(</th><th class="num">count</th></tr>)";
+    const auto* counts = field(verify, section);
+    out += countRow("expected (offline engine)", field(counts, "expected"), false);
+    out += countRow(topic, field(counts, "records"), false);
+    for (const auto* name : {"missing", "unexpected", "differing", "duplicates", "malformed"}) {
+      out += countRow(name, field(field(counts, name), "count"), true);
+    }
+    out += "</table></div>";
   }
-  out += "</table></div><div><table><tr><th>dead letters</th><th class=\"num\">count</th></tr>";
-  const auto* dlq = field(verify, "dlq");
-  out += countRow("expected (offline engine)", field(dlq, "expected"), false);
-  out += countRow("on the dead-letter topic", field(dlq, "records"), false);
-  for (const auto* name : {"missing", "unexpected", "differing", "duplicates", "malformed"}) {
-    out += countRow(name, field(field(dlq, name), "count"), true);
-  }
-  out += "</table></div></div><table>";
+  out += "</div><table>";
   const auto* group = field(verify, "group");
   if (group != nullptr) {
     out += row({"consumer group " + text(field(group, "id")) + " caught up",

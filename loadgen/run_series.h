@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "loadgen/lateness_model.h"
+
 namespace fraud::loadgen {
 
 // One value at one time of the steady (monotonic) clock, in nanoseconds.
@@ -27,6 +29,7 @@ struct RunSeries {
   std::vector<uint64_t> sent_per_second;  // records sent in each second after the start
   std::vector<TimedValue> lag;            // the lag group's lag, about once a second
   std::vector<LatencySample> latencies;   // the alerts that arrived, in arrival order
+  LatenessTruth lateness;                 // the lateness stamped on the valid records; the grace
   nlohmann::ordered_json summary;         // the summary printed on stdout
 };
 

@@ -5,75 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "loadgen/svg_plot.h"
+
 namespace fraud::loadgen::svg {
 namespace {
 
-constexpr double kWidth = 960;
-constexpr double kHeight = 280;
-constexpr double kLeft = 72;
-constexpr double kRight = 24;
-constexpr double kTop = 28;
-constexpr double kBottom = 46;
-constexpr double kPlotWidth = kWidth - kLeft - kRight;
-constexpr double kPlotHeight = kHeight - kTop - kBottom;
 constexpr size_t kMaxHoverColumns = 600;
-
-std::string num(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", v);
-  return buffer;
-}
-
-// 20k, 1.5M, 950, 0.5: short tick labels.
-std::string compact(double v) {
-  const double a = std::fabs(v);
-  char buffer[32];
-  const auto trim = [](std::string s) {
-    if (s.find('.') != std::string::npos) {
-      while (!s.empty() && s.back() == '0') s.pop_back();
-      if (!s.empty() && s.back() == '.') s.pop_back();
-    }
-    return s;
-  };
-  if (a >= 1e9) {
-    std::snprintf(buffer, sizeof buffer, "%.2f", v / 1e9);
-    return trim(buffer) + "G";
-  }
-  if (a >= 1e6) {
-    std::snprintf(buffer, sizeof buffer, "%.2f", v / 1e6);
-    return trim(buffer) + "M";
-  }
-  if (a >= 1e4) {
-    std::snprintf(buffer, sizeof buffer, "%.1f", v / 1e3);
-    return trim(buffer) + "k";
-  }
-  std::snprintf(buffer, sizeof buffer, "%.3f", v);
-  return trim(buffer);
-}
-
-std::string tickLabel(double v, Unit unit) {
-  switch (unit) {
-    case Unit::kSeconds:
-      return compact(v) + " s";
-    case Unit::kMilliseconds:
-      return std::fabs(v) >= 1000 ? compact(v / 1000) + " s" : compact(v) + " ms";
-    case Unit::kCount:
-      break;
-  }
-  return compact(v);
-}
-
-std::string valueLabel(double v, Unit unit) {
-  switch (unit) {
-    case Unit::kSeconds:
-      return formatFixed(v, v < 100 ? 1 : 0) + " s";
-    case Unit::kMilliseconds:
-      return formatFixed(v, v < 10 ? 1 : 0) + " ms";
-    case Unit::kCount:
-      break;
-  }
-  return formatCount(v);
-}
 
 std::vector<Point> usable(const std::vector<Point>& points) {
   std::vector<Point> out;
@@ -84,35 +21,6 @@ std::vector<Point> usable(const std::vector<Point>& points) {
     if (std::isfinite(points[i].x) && std::isfinite(points[i].y)) out.push_back(points[i]);
   }
   return out;
-}
-
-void openSvg(std::string& out, const std::string& id, const std::string& title, size_t points) {
-  out += R"(<svg class="chart" id=")" + escape(id) + "\" viewBox=\"0 0 " + num(kWidth) + " " +
-         num(kHeight) + R"(" role="img" aria-label=")" + escape(title) + "\" data-points=\"" +
-         std::to_string(points) + R"(" preserveAspectRatio="xMidYMid meet">)";
-  out += "<title>" + escape(title) + "</title>";
-}
-
-void axisLabels(std::string& out, const std::string& x_label, const std::string& y_label) {
-  out += R"(<text class="axis-label" x=")" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
-         num(kHeight - 6) + R"(" text-anchor="middle">)" + escape(x_label) + "</text>";
-  out += R"(<text class="axis-label" transform="translate(16 )" + num(kTop + kPlotHeight / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\">" + escape(y_label) + "</text>";
-}
-
-void yGrid(std::string& out, const std::vector<double>& ticks, double top, Unit unit) {
-  for (const double t : ticks) {
-    const double y = kTop + kPlotHeight * (1 - t / top);
-    out += R"(<line class="grid" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
-           "\" y1=\"" + num(y) + "\" y2=\"" + num(y) + "\"/>";
-    out += R"(<text class="tick" x=")" + num(kLeft - 8) + "\" y=\"" + num(y + 4) +
-           R"(" text-anchor="end">)" + escape(tickLabel(t, unit)) + "</text>";
-  }
-}
-
-void emptyPlot(std::string& out, const std::string& message) {
-  out += R"(<text class="empty-note" x=")" + num(kLeft + kPlotWidth / 2) + "\" y=\"" +
-         num(kTop + kPlotHeight / 2) + R"(" text-anchor="middle">)" + escape(message) + "</text>";
 }
 
 }  // namespace
@@ -294,7 +202,8 @@ std::string renderLineChart(const LineChart& chart) {
 
   std::string out;
   openSvg(out, chart.id, chart.title, total);
-  yGrid(out, y_ticks, scale.y_top, chart.y_unit);
+  yGrid(
+      out, y_ticks, [&](double v) { return scale.y(v); }, chart.y_unit);
   for (const double t : x_ticks) {
     out += R"(<text class="tick" x=")" + num(scale.x(t)) + "\" y=\"" +
            num(kTop + kPlotHeight + 18) + R"(" text-anchor="middle">)" +
@@ -307,85 +216,6 @@ std::string renderLineChart(const LineChart& chart) {
   drawSeries(out, chart, drawn, scale);
   drawTargetAndMarker(out, chart, scale);
   drawHoverColumns(out, chart, drawn, scale);
-  out += "</svg>";
-  return out;
-}
-
-std::string renderHistogram(const Histogram& h) {
-  struct Bin {
-    double low, high;
-    uint64_t count;
-  };
-  std::vector<Bin> bins;
-  uint64_t top_count = 0;
-  for (size_t i = 0; i + 1 < h.edges.size() && i < h.counts.size(); ++i) {
-    const double low = h.edges[i];
-    const double high = h.edges[i + 1];
-    if (!(low > 0) || !(high > low) || !std::isfinite(high)) continue;
-    if (h.counts[i] == 0) continue;
-    bins.push_back({low, high, h.counts[i]});
-    top_count = std::max(top_count, h.counts[i]);
-  }
-  double lo = bins.empty() ? 1 : bins.front().low;
-  double hi = bins.empty() ? 1000 : bins.front().high;
-  for (const auto& b : bins) {
-    lo = std::min(lo, b.low);
-    hi = std::max(hi, b.high);
-  }
-  for (const auto& m : h.marks) {
-    if (m.x > 0 && std::isfinite(m.x)) {
-      lo = std::min(lo, m.x);
-      hi = std::max(hi, m.x);
-    }
-  }
-  const double log_lo = std::floor(std::log10(lo));
-  const double log_hi = std::max(log_lo + 1, std::ceil(std::log10(hi)));
-  const auto sx = [&](double x) {
-    return kLeft + kPlotWidth * (std::log10(x) - log_lo) / (log_hi - log_lo);
-  };
-  const auto y_ticks = niceTicks(0, std::max<double>(1, static_cast<double>(top_count)) * 1.1, 4);
-  const double y_top = y_ticks.back();
-  const auto sy = [&](double y) { return kTop + kPlotHeight * (1 - y / y_top); };
-
-  std::string out;
-  openSvg(out, h.id, h.title, bins.size());
-  yGrid(out, y_ticks, y_top, Unit::kCount);
-  for (double decade = log_lo; decade <= log_hi; ++decade) {
-    for (const double m : {1.0, 2.0, 5.0}) {
-      const double x = m * std::pow(10, decade);
-      if (std::log10(x) > log_hi + 1e-9) break;
-      out += R"(<text class="tick" x=")" + num(sx(x)) + "\" y=\"" + num(kTop + kPlotHeight + 18) +
-             R"(" text-anchor="middle">)" + escape(tickLabel(x, Unit::kMilliseconds)) + "</text>";
-      out += R"(<line class="grid" x1=")" + num(sx(x)) + "\" x2=\"" + num(sx(x)) + "\" y1=\"" +
-             num(kTop) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-    }
-  }
-  out += R"(<line class="axis" x1=")" + num(kLeft) + "\" x2=\"" + num(kLeft + kPlotWidth) +
-         "\" y1=\"" + num(kTop + kPlotHeight) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-  axisLabels(out, h.x_label, h.y_label);
-  if (bins.empty()) emptyPlot(out, "no data");
-  for (const auto& b : bins) {
-    const double x = sx(b.low) + 0.5;
-    const double w = std::max(1.0, sx(b.high) - sx(b.low) - 1);
-    const double y = sy(static_cast<double>(b.count));
-    out += R"(<rect class="bar" x=")" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) +
-           "\" height=\"" + num(kTop + kPlotHeight - y) + "\"><title>" +
-           escape(valueLabel(b.low, Unit::kMilliseconds) + " to " +
-                  valueLabel(b.high, Unit::kMilliseconds) + ": " +
-                  formatCount(static_cast<double>(b.count)) + " alerts") +
-           "</title></rect>";
-  }
-  for (size_t i = 0; i < h.marks.size(); ++i) {
-    const auto& m = h.marks[i];
-    if (!(m.x > 0) || !std::isfinite(m.x)) continue;
-    const double x = sx(m.x);
-    const double label_y = kTop + 12 + 14 * static_cast<double>(i % 3);
-    out += R"(<line class="mark" stroke=")" + escape(m.color) + "\" x1=\"" + num(x) + "\" x2=\"" +
-           num(x) + "\" y1=\"" + num(kTop) + "\" y2=\"" + num(kTop + kPlotHeight) + "\"/>";
-    out += R"(<text class="mark-label" fill=")" + escape(m.color) + "\" x=\"" + num(x + 4) +
-           "\" y=\"" + num(label_y) + "\">" + escape(m.label) + "<title>" +
-           escape(m.label + " " + valueLabel(m.x, Unit::kMilliseconds)) + "</title></text>";
-  }
   out += "</svg>";
   return out;
 }

@@ -50,21 +50,26 @@ struct Histogram {
   std::string title;
   std::string x_label;
   std::string y_label;
+  std::string noun = "alerts";   // what is counted, in the bars' tooltips
   std::vector<double> edges;     // bin i is [edges[i], edges[i+1]); milliseconds, > 0
   std::vector<uint64_t> counts;  // edges.size() - 1 of them
+  bool log_y = false;            // counts on a logarithmic axis (a long tail stays visible)
+  // Bins from this one on are drawn as beyond a limit (class "bar beyond"; the grace).
+  std::optional<size_t> beyond_from;
   struct Mark {
     std::string label;
     double x = 0;
     std::string color;
   };
-  std::vector<Mark> marks;  // vertical lines (percentiles), labelled at the top
+  std::vector<Mark> marks;  // vertical lines (percentiles, a limit), labelled at the top
 };
 
 // An <svg> element. Points with a non-finite coordinate are dropped; a series of more than
 // `kMaxPoints` points is thinned to that many. Its attribute data-points is the number of
 // points drawn (all series).
 [[nodiscard]] std::string renderLineChart(const LineChart& chart);
-// An <svg> element on a logarithmic x axis; attribute data-points is the number of bars.
+// An <svg> element on a logarithmic x axis; attribute data-points is the number of bars, and each
+// bar (rect class "bar") carries its bin in data-low, data-high and its count in data-count.
 [[nodiscard]] std::string renderHistogram(const Histogram& histogram);
 
 inline constexpr size_t kMaxPoints = 2000;

@@ -85,6 +85,7 @@ bool FraudScenario::mustAlert(const detectors::DetectorOptions& options) const {
 
 TrafficModel::TrafficModel(const TrafficOptions& options)
     : options_(options),
+      lateness_truth_(options.detector.grace_ms),
       population_(options.cards, options.seed,
                   std::max(kMinTravelPeriodMs, options.detector.window_ms + 1),
                   options.travel_fraction),

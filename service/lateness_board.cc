@@ -49,11 +49,15 @@ void LatenessBoard::observe(int32_t partition, std::optional<int64_t> stream_tim
   if (partition < 0 || partition >= kMaxPartitions) return;
   LatenessTracker* tracker = trackers_[static_cast<size_t>(partition)].load();
   if (tracker == nullptr) {
-    auto made = std::make_unique<LatenessTracker>(options_.interval_ms);
-    tracker = made.get();
     {
       std::lock_guard lock(owned_mu_);
-      owned_.push_back(std::move(made));
+      if (owned_.size() <= static_cast<size_t>(partition)) {
+        owned_.resize(static_cast<size_t>(partition) + 1);
+      }
+      auto& owned = owned_[static_cast<size_t>(partition)];
+      // A tracker set aside by forget() is empty: it serves the new assignment.
+      if (!owned) owned = std::make_unique<LatenessTracker>(options_.interval_ms);
+      tracker = owned.get();
     }
     trackers_[static_cast<size_t>(partition)].store(tracker);
   }
@@ -67,6 +71,20 @@ void LatenessBoard::observe(int32_t partition, std::optional<int64_t> stream_tim
     watch->next_publish_ms = now_ms + kPublishEveryMs;
     publish(partition, now_ms);
   }
+}
+
+void LatenessBoard::forget(int32_t partition) {
+  if (partition < 0 || partition >= kMaxPartitions) return;
+  LatenessTracker* tracker = trackers_[static_cast<size_t>(partition)].exchange(nullptr);
+  if (tracker != nullptr) tracker->clear();
+  if (watches_.size() <= static_cast<size_t>(partition)) return;
+  auto& watch = watches_[static_cast<size_t>(partition)];
+  if (watch && watch->dropped_share != nullptr) {
+    for (auto* gauge : watch->quantiles) quantiles_->Remove(gauge);
+    dropped_share_->Remove(watch->dropped_share);
+    for (auto* gauge : watch->advised) advised_->Remove(gauge);
+  }
+  watch.reset();
 }
 
 void LatenessBoard::publish(int32_t partition, int64_t now_ms) {

@@ -25,9 +25,10 @@ namespace fraud::service {
 // `publish_every_ms`, and a warning when a partition's p99.9 stays above the grace for
 // `sustained_ms` (logged at most once per `log_every_ms` per partition).
 //
-// Thread-safety: observe() from the ingest thread only; report() and merged() from any thread.
-// Partitions 0..kMaxPartitions-1 are measured (others are ignored); a tracker is made on a
-// partition's first record and kept for the board's life.
+// Thread-safety: observe() and forget() from the ingest thread only; report() and merged() from
+// any thread. Partitions 0..kMaxPartitions-1 are measured (others are ignored); a tracker is made
+// on a partition's first record and kept for the board's life (a reader may hold it), emptied
+// and set aside while the partition is not held here.
 class LatenessBoard {
  public:
   static constexpr int32_t kMaxPartitions = 4096;
@@ -45,6 +46,9 @@ class LatenessBoard {
 
   void observe(int32_t partition, std::optional<int64_t> stream_time_before, int64_t event_time,
                std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms);
+  // The partition is no longer held here (revoked or lost): its gauges leave the registry, its
+  // figures leave report() and merged(), and a later assignment starts from nothing.
+  void forget(int32_t partition);
 
   // Nothing for a partition with no tracker.
   [[nodiscard]] std::optional<api::LatenessReport> report(int32_t partition, int64_t now_ms) const;
@@ -58,7 +62,7 @@ class LatenessBoard {
 
   const LatenessOptions options_;
   std::array<std::atomic<LatenessTracker*>, kMaxPartitions> trackers_{};
-  std::vector<std::unique_ptr<LatenessTracker>> owned_;  // under owned_mu_
+  std::vector<std::unique_ptr<LatenessTracker>> owned_;  // by partition, under owned_mu_
   std::mutex owned_mu_;
   std::vector<std::unique_ptr<Watch>> watches_;  // ingest thread, by partition
   prometheus::Family<prometheus::Gauge>* quantiles_ = nullptr;

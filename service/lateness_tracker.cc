@@ -77,13 +77,7 @@ void LatenessTracker::observe(std::optional<int64_t> stream_time_before, int64_t
       stream_time_before ? std::max<int64_t>(0, *stream_time_before - event_time) : 0;
   std::lock_guard lock(mu_);
   Slot& slot = slots_[static_cast<size_t>(minute) % slots_.size()];
-  if (slot.minute != minute) {
-    slot.minute = minute;
-    slot.vs_stream_time.clear();
-    slot.vs_record_timestamp.clear();
-    slot.records = slot.late_dropped = slot.timestamped = 0;
-    slot.max_vs_stream_time = slot.max_vs_record_timestamp = 0;
-  }
+  if (slot.minute != minute) slot.reset(minute);
   ++slot.records;
   slot.late_dropped += late_dropped ? 1 : 0;
   slot.vs_stream_time.add(vs_stream);
@@ -94,6 +88,19 @@ void LatenessTracker::observe(std::optional<int64_t> stream_time_before, int64_t
     slot.vs_record_timestamp.add(vs_timestamp);
     slot.max_vs_record_timestamp = std::max(slot.max_vs_record_timestamp, vs_timestamp);
   }
+}
+
+void LatenessTracker::Slot::reset(int64_t new_minute) {
+  minute = new_minute;
+  vs_stream_time.clear();
+  vs_record_timestamp.clear();
+  records = late_dropped = timestamped = 0;
+  max_vs_stream_time = max_vs_record_timestamp = 0;
+}
+
+void LatenessTracker::clear() {
+  std::lock_guard lock(mu_);
+  for (Slot& slot : slots_) slot.reset(-1);
 }
 
 void LatenessTracker::window(int64_t now_ms, LatenessWindow& into) const {

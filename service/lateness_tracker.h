@@ -54,6 +54,8 @@ class LatenessTracker {
                std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms);
   // Adds the minutes within the interval that ends at `now_ms` to `into`.
   void window(int64_t now_ms, LatenessWindow& into) const;
+  // Forgets every record observed (the ingest thread; allocates nothing).
+  void clear();
 
  private:
   struct Slot {
@@ -65,6 +67,8 @@ class LatenessTracker {
     uint32_t timestamped = 0;
     int64_t max_vs_stream_time = 0;
     int64_t max_vs_record_timestamp = 0;
+
+    void reset(int64_t new_minute);
   };
 
   mutable std::mutex mu_;

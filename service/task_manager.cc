@@ -58,6 +58,7 @@ void TaskManager::remove(const std::vector<int32_t>& partitions) {
     restorer_.cancel(p);
     waiting_for_offset_.erase(p);
     tasks_.erase(p);
+    if (context_.lateness != nullptr) context_.lateness->forget(p);
   }
 }
 

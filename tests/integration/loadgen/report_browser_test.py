@@ -2,11 +2,14 @@
 """The load-test report in a real browser.
 
 Runs the stack for a few seconds (`fraud-detector run --embedded-kafka`, `fraud-loadgen
---report`, `fraud-loadgen verify`, `fraud-loadgen report --verify`), then has Debian's chromium,
-headless and offline, draw the page: a screenshot and the DOM after parsing. Fails when the page
-is blank, a chart is missing or has no data points, a chart's colours were never painted, or the
-verdict is absent. Chromium must be installed (scripts/setup installs it); its absence fails the
-test rather than skipping it.
+--report --service-metrics`, `fraud-loadgen verify`, `fraud-loadgen report --verify`), then has
+Debian's chromium, headless and offline, draw the page: a screenshot and the DOM after parsing.
+Fails when the page is blank, a chart is missing or has no data points, a chart's colours were
+never painted, or the verdict is absent; and when the lateness chart does not draw the run's
+lateness (its bars against the summary's counts, split at the grace), or the dropped shares
+(the share the loadgen stamped beyond the grace, the share the service counted as late-dropped
+on its /metrics) are missing, not the run's, or far apart. Chromium must be installed
+(scripts/setup installs it); its absence fails the test rather than skipping it.
 
   report_browser_test.py --loadgen BIN --detector BIN [--keep DIR]
   report_browser_test.py --page FILE.html [--keep DIR]
@@ -17,6 +20,7 @@ page, or to look at a demo's report).
 """
 import argparse
 import html.parser
+import json
 import os
 import re
 import secrets
@@ -30,7 +34,14 @@ import time
 import urllib.request
 import zlib
 
-CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles"]
+CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles",
+          "chart-lateness"]
+# The run stamps this share of its records beyond the grace (--beyond-grace-fraction): enough
+# for the service's count to be compared with the loadgen's at a few thousand records.
+BEYOND_GRACE_FRACTION = 0.02
+# The service keeps a record beyond the grace only while its partition's stream time lags the
+# send time (its first records): the two shares may differ by that much.
+SHARE_TOLERANCE = 0.003
 # Colours of the page's own palette that only charts paint (report_page.cc).
 CHART_COLOURS = {"rate line": (0x25, 0x63, 0xEB), "lag line": (0xEA, 0x58, 0x0C),
                  "histogram bars": (0x0D, 0x94, 0x88), "p99 line": (0xDC, 0x26, 0x26)}
@@ -78,7 +89,8 @@ def run(command, **kwargs):
 
 
 class DomCharts(html.parser.HTMLParser):
-    """Each chart svg: its data-points, polyline coordinate pairs and bars; the verdict text."""
+    """Each chart svg: its data-points, polyline coordinate pairs and bars (their counts, and
+    theirs beyond the limit); the verdict text; the dropped-share cells (data-share, text)."""
 
     def __init__(self):
         super().__init__()
@@ -89,19 +101,32 @@ class DomCharts(html.parser.HTMLParser):
         self.in_verdict = False
         self.title = ""
         self.in_title = False
+        self.shares = {}
+        self.in_share = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "svg" and a.get("class") == "chart":
             self.current = a.get("id")
             self.charts[self.current] = {"data_points": int(a.get("data-points", "0")),
-                                         "line_pairs": 0, "bars": 0}
+                                         "line_pairs": 0, "bars": 0, "count": 0,
+                                         "count_beyond": 0, "beyond_low": None}
             self.depth = 0
         elif self.current is not None:
+            chart = self.charts[self.current]
             if tag == "polyline":
-                self.charts[self.current]["line_pairs"] += len(a.get("points", "").split())
-            elif tag == "rect" and a.get("class") == "bar":
-                self.charts[self.current]["bars"] += 1
+                chart["line_pairs"] += len(a.get("points", "").split())
+            elif tag == "rect" and a.get("class") in ("bar", "bar beyond"):
+                chart["bars"] += 1
+                chart["count"] += int(a.get("data-count", "0"))
+                if a.get("class") == "bar beyond":
+                    chart["count_beyond"] += int(a.get("data-count", "0"))
+                    low = float(a.get("data-low", "nan"))
+                    if chart["beyond_low"] is None or low < chart["beyond_low"]:
+                        chart["beyond_low"] = low
+        if tag == "td" and a.get("id", "").startswith("dropped-share-"):
+            self.in_share = a["id"]
+            self.shares[self.in_share] = {"data_share": a.get("data-share"), "text": ""}
         if self.current is not None and tag not in ("line", "polyline", "polygon", "circle"):
             self.depth += 1
         if a.get("id") == "verdict":
@@ -117,12 +142,16 @@ class DomCharts(html.parser.HTMLParser):
                 self.current = None
         if tag == "div":
             self.in_verdict = False
+        if tag == "td":
+            self.in_share = None
         if tag == "title":
             self.in_title = False
 
     def handle_data(self, data):
         if self.in_verdict:
             self.verdict += data
+        if self.in_share:
+            self.shares[self.in_share]["text"] += data
         if self.in_title:
             self.title += data
 
@@ -213,6 +242,8 @@ def produce_page(args, work):
             r"^bootstrap=(\S+)", read(out), re.M) or [None])[0], 60, service)
         port = wait_for("the API port", lambda: (re.findall(
             r"API on http://127\.0\.0\.1:(\d+)", read(log)) or [None])[0], 60, service)
+        probes = wait_for("the probe port", lambda: (re.findall(
+            r"probes on http://127\.0\.0\.1:(\d+)", read(log)) or [None])[0], 60, service)
         wait_for("/readyz", lambda: ready(port), 120, service)
 
         page = os.path.join(work, "report.html")
@@ -220,7 +251,9 @@ def produce_page(args, work):
         run([args.loadgen, "--brokers", brokers, "--rate", "2000", "--duration", "6",
              "--seed", "3", "--cards", "20000", "--fraud-rate", "20", "--truth", truth,
              "--card-hash-key-file", key, "--lag-group", "fraud-detector", "--report", page,
-             "--no-progress"])
+             "--no-progress", "--lateness-model", "mixture",
+             "--beyond-grace-fraction", str(BEYOND_GRACE_FRACTION),
+             "--service-metrics", f"http://127.0.0.1:{probes}/metrics"])
         verify = run([args.loadgen, "verify", "--brokers", brokers, "--truth", truth,
                       "--card-hash-key-file", key, "--wait-seconds", "60"])
         verify_file = os.path.join(work, "verify.json")
@@ -276,6 +309,8 @@ def check_page(chromium, page, work, keep):
     if charts.verdict is None or charts.verdict.strip() not in ("verify: PASS", "verify: FAIL"):
         fail(f"no verdict on the page (found {charts.verdict!r})")
     print(f"ok: verdict {charts.verdict.strip()!r}")
+    with open(page, encoding="utf-8") as f:
+        check_lateness(charts, embedded_data(f.read()))
 
     colours, width, height = colour_counts(shot)
     top, top_count = max(colours.items(), key=lambda kv: kv[1])
@@ -299,6 +334,55 @@ def check_page(chromium, page, work, keep):
         if added < 100:
             fail(f"the {name} ({'#%02x%02x%02x' % rgb}) is not painted: {added} pixels")
         print(f"ok: {name} painted ({added} pixels)")
+
+
+def embedded_data(text):
+    """The report's data, as fraud-loadgen embedded it in the page."""
+    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text,
+                      re.S)
+    if not found:
+        fail("the page holds no report data")
+    return json.loads(found.group(1))
+
+
+def check_lateness(charts, data):
+    """The lateness chart draws the run's lateness split at the grace, and the two dropped shares
+    are the run's: the one stamped beyond the grace, the one the service reported."""
+    lateness = data["run"]["lateness"]
+    summary = data["run"]["summary"]["lateness"]
+    chart = charts.charts["chart-lateness"]
+    if chart["count"] != lateness["count"] or lateness["count"] != summary["count"]:
+        fail(f"the lateness chart draws {chart['count']} records, the run stamped "
+             f"{summary['count']}")
+    if chart["count_beyond"] != summary["beyond_grace"] or summary["beyond_grace"] == 0:
+        fail(f"the lateness chart draws {chart['count_beyond']} records beyond the grace, the run "
+             f"stamped {summary['beyond_grace']}")
+    if chart["beyond_low"] != summary["grace_ms"] + 1:
+        fail(f"the bars beyond the grace start at {chart['beyond_low']} ms, not just past the "
+             f"grace {summary['grace_ms']} ms")
+    print(f"ok: lateness chart: {chart['count']} records, {chart['count_beyond']} beyond the "
+          f"grace of {summary['grace_ms']} ms")
+
+    generated = charts.shares.get("dropped-share-generated")
+    share = summary["beyond_grace_share"]
+    if generated is None or float(generated["data_share"]) != share or \
+            generated["text"].strip() != f"{share * 100:.3f} %":
+        fail(f"the share beyond the grace on the page is {generated}, the run's is {share}")
+    if abs(share - BEYOND_GRACE_FRACTION) > 0.01:
+        fail(f"the run stamped {share:.4f} beyond the grace, asked {BEYOND_GRACE_FRACTION}")
+    service = summary.get("service")
+    if not isinstance(service, dict) or not service.get("counted_all"):
+        fail(f"the service's count was not read in full: {service!r}")
+    shown = charts.shares.get("dropped-share-service")
+    dropped = service["late_dropped_share"]
+    if shown is None or float(shown["data_share"]) != dropped or \
+            shown["text"].strip() != f"{dropped * 100:.3f} %":
+        fail(f"the share the service dropped on the page is {shown}, its summary says {dropped}")
+    if dropped <= 0 or abs(share - dropped) > SHARE_TOLERANCE:
+        fail(f"the service dropped {dropped:.5f} of the records, the run stamped {share:.5f} "
+             f"beyond the grace")
+    print(f"ok: dropped shares: stamped {share:.5f} beyond the grace, the service dropped "
+          f"{dropped:.5f} ({service['late_dropped']:.0f} of {service['records']:.0f})")
 
 
 def colour_counts(png):

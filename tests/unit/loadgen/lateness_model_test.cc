@@ -55,5 +55,27 @@ TEST(LatenessTruth, QuantilesAreExactToTheMillisecondBelowTenSeconds) {
   EXPECT_DOUBLE_EQ(truth.shareAbove(900), 0.1);
 }
 
+TEST(LatenessTruth, CountsTheSamplesBeyondTheGraceExactlyAndBucketsThemAll) {
+  LatenessTruth truth(120'050);  // inside the 100-ms bucket 120000..120099
+  for (const int64_t ms : {0, 7, 7, 10'050, 120'000, 120'050, 120'051, 120'099, 3'700'000}) {
+    truth.add(ms);
+  }
+  EXPECT_EQ(truth.graceMs(), 120'050);
+  EXPECT_EQ(truth.beyondGrace(), 3u);  // 120051, 120099 and the one past the cap
+  const auto buckets = truth.buckets();
+  uint64_t total = 0;
+  for (const auto& b : buckets) {
+    EXPECT_LE(b.low_ms, b.high_ms);
+    total += b.count;
+  }
+  EXPECT_EQ(total, truth.count());
+  ASSERT_GE(buckets.size(), 4u);
+  EXPECT_EQ(buckets[1].low_ms, 7);  // 1-ms buckets below 10 s
+  EXPECT_EQ(buckets[1].high_ms, 7);
+  EXPECT_EQ(buckets[1].count, 2u);
+  EXPECT_EQ(buckets[2].low_ms, 10'000);  // 100-ms buckets above
+  EXPECT_EQ(buckets[2].high_ms, 10'099);
+}
+
 }  // namespace
 }  // namespace fraud::loadgen

@@ -8,14 +8,17 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loadgen/report_page.h"
 #include "loadgen/svg_chart.h"
+#include "loadgen/traffic_model.h"
 
 namespace fraud::loadgen {
 namespace {
@@ -26,7 +29,40 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kStart = 5'000 * kSecond;  // an arbitrary steady-clock origin
 const std::string kHostile = "<script>alert('x')</script>\"&";
 
-// A run of 20 s at about 1000/s, lag rising then draining, 200 alerts of 50..500 ms.
+constexpr int64_t kGraceMs = 120'000;
+
+// A real model run: 20 000 records of the mixture model, 2 % of them stamped beyond the grace,
+// stragglers up to 3 min (so some ordinary ones are beyond it too), and what the model recorded
+// of the lateness it stamped (what a production run gives the report).
+struct ModelRun {
+  std::vector<GeneratedRecord> records;
+  LatenessTruth lateness;
+};
+
+const ModelRun& modelRun() {
+  static const ModelRun run = [] {
+    TrafficOptions options;
+    options.seed = 11;
+    options.start_time = 1'700'000'000'000;
+    options.cards = 20'000;
+    options.detector.grace_ms = kGraceMs;
+    options.beyond_grace_fraction = 0.02;
+    options.max_lateness_ms = 180'000;
+    options.mixture = LatenessMixture{};
+    options.mixture->straggler_fraction = 0.05;
+    options.mixture->max_ms = options.max_lateness_ms;
+    TrafficModel model(options);
+    ModelRun out;
+    out.records.resize(20'000);
+    for (auto& r : out.records) model.next(r);
+    out.lateness = model.latenessTruth();
+    return out;
+  }();
+  return run;
+}
+
+// A run of 20 s at about 1000/s, lag rising then draining, 200 alerts of 50..500 ms, and the
+// lateness of a real model run.
 RunSeries sampleRun() {
   RunSeries s;
   s.start_ns = kStart;
@@ -44,8 +80,11 @@ RunSeries sampleRun() {
     "rate_max_deviation_10s": 0.001, "acked": 20400, "errors": 0, "error_reasons": {},
     "latency": {"expected_alerts": 200, "matched": 200, "p50_ms": 267, "p95_ms": 477,
                 "p99_ms": 494, "max_ms": 496},
-    "consumer_lag": {"group": "fraud-detector", "max": 1900, "last": 0, "at_production_end": 1900}
+    "consumer_lag": {"group": "fraud-detector", "max": 1900, "last": 0, "at_production_end": 1900},
+    "lateness": {"model": "mixture", "service": {"instances": 2, "records": 19960,
+                 "late_dropped": 399, "late_dropped_share": 0.01999, "counted_all": true}}
   })");
+  s.lateness = modelRun().lateness;
   return s;
 }
 
@@ -134,6 +173,51 @@ int dataPoints(const std::string& html, const std::string& id) {
   return std::stoi(match[1]);
 }
 
+// A bar of a histogram as drawn: its bin, its count, whether it is drawn beyond the limit.
+struct Bar {
+  double low = 0;
+  double high = 0;
+  uint64_t count = 0;
+  bool beyond = false;
+};
+
+std::vector<Bar> barsOf(const std::string& html, const std::string& id) {
+  const size_t start = html.find(R"(<svg class="chart" id=")" + id + "\"");
+  if (start == std::string::npos) return {};
+  const std::string svg = html.substr(start, html.find("</svg>", start) - start);
+  const std::regex pattern(
+      R"re(<rect class="bar( beyond)?"[^>]*data-low="([^"]+)" data-high="([^"]+)" data-count="([0-9]+)")re");
+  std::vector<Bar> bars;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), pattern);
+       it != std::sregex_iterator(); ++it) {
+    bars.push_back(
+        {std::stod((*it)[2]), std::stod((*it)[3]), std::stoull((*it)[4]), (*it)[1].matched});
+  }
+  return bars;
+}
+
+// The cell with this id: its data-share and its text; nothing when absent.
+std::optional<std::pair<double, std::string>> shareCell(const std::string& html,
+                                                        const std::string& id) {
+  const std::regex pattern("id=\"" + id + "\" data-share=\"([^\"]+)\">([^<]+)<");
+  std::smatch match;
+  if (!std::regex_search(html, match, pattern)) return std::nullopt;
+  return std::pair{std::stod(match[1]), match[2].str()};
+}
+
+// The valid records of the model run and those stamped later than the grace, counted from the
+// records themselves.
+std::pair<uint64_t, uint64_t> countedLateness() {
+  uint64_t valid = 0;
+  uint64_t beyond = 0;
+  for (const auto& r : modelRun().records) {
+    if (r.kind == RecordKind::kMalformed) continue;
+    ++valid;
+    if (r.sent_at - r.event_time > kGraceMs) ++beyond;
+  }
+  return {valid, beyond};
+}
+
 std::string fullPage() {
   auto data = reportData(sampleRun(), sampleParameters(), sampleTruth(), 1'764'576'000'000);
   std::string error;
@@ -168,6 +252,7 @@ TEST(ReportPage, DrawsEveryChartWithItsData) {
   EXPECT_EQ(dataPoints(html, "chart-lag"), 25);
   EXPECT_GT(dataPoints(html, "chart-latency-histogram"), 5);
   EXPECT_GT(dataPoints(html, "chart-latency-percentiles"), 3 * 5);
+  EXPECT_GT(dataPoints(html, "chart-lateness"), 10);
   EXPECT_NE(html.find("<polyline class=\"line\" data-series=\"achieved\""), std::string::npos);
   EXPECT_NE(html.find("<rect class=\"bar\""), std::string::npos);
   EXPECT_NE(html.find("target 1,000/s"), std::string::npos);
@@ -176,6 +261,64 @@ TEST(ReportPage, DrawsEveryChartWithItsData) {
   for (const auto* p : {"p50 267 ms<", "p95 477 ms<", "p99 494 ms<"}) {
     EXPECT_NE(html.find(p), std::string::npos) << p;
   }
+}
+
+TEST(ReportPage, DrawsTheLatenessAgainstTheGraceWithBothDroppedShares) {
+  const auto [valid, beyond] = countedLateness();
+  ASSERT_GT(beyond, 300u);  // 2 % stamped beyond the grace, and stragglers past it
+  const std::string html = fullPage();
+  const auto bars = barsOf(html, "chart-lateness");
+  ASSERT_GT(bars.size(), 10u);
+  uint64_t drawn = 0;
+  uint64_t drawn_beyond = 0;
+  for (const auto& bar : bars) {
+    drawn += bar.count;
+    if (bar.beyond) {
+      drawn_beyond += bar.count;
+      EXPECT_GE(bar.low, kGraceMs + 1) << "a bar beyond the grace starts after it";
+    } else {
+      EXPECT_LE(bar.high, kGraceMs + 1) << "a bar within the grace ends at it";
+    }
+  }
+  EXPECT_EQ(drawn, valid);
+  EXPECT_EQ(drawn_beyond, beyond);
+  EXPECT_NE(html.find(">grace 2 min<"), std::string::npos);
+
+  const double share = static_cast<double>(beyond) / static_cast<double>(valid);
+  const auto generated = shareCell(html, "dropped-share-generated");
+  ASSERT_TRUE(generated);
+  EXPECT_DOUBLE_EQ(generated->first, share);
+  EXPECT_EQ(generated->second, svg::formatFixed(share * 100, 3) + " %");
+  const auto service = shareCell(html, "dropped-share-service");
+  ASSERT_TRUE(service);
+  EXPECT_DOUBLE_EQ(service->first, 0.01999);
+  EXPECT_EQ(service->second, "1.999 %");
+  EXPECT_NE(html.find(">19,960<"), std::string::npos);  // the records the service counted
+  EXPECT_NE(html.find(">399<"), std::string::npos);     // and dropped
+}
+
+TEST(ReportPage, SaysWhyTheServicesShareIsMissing) {
+  RunSeries run = sampleRun();
+  run.summary["lateness"].erase("service");
+  std::string html = renderReport(reportData(run, {}, {}, 0));
+  EXPECT_TRUE(shareCell(html, "dropped-share-generated"));
+  EXPECT_FALSE(shareCell(html, "dropped-share-service"));
+  EXPECT_NE(html.find("run fraud-loadgen with <code>--service-metrics"), std::string::npos);
+
+  run.summary["lateness"]["service"] = "not read: " + kHostile;
+  html = renderReport(reportData(run, {}, {}, 0));
+  EXPECT_FALSE(shareCell(html, "dropped-share-service"));
+  EXPECT_NE(html.find("not read: &lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(wellFormedProblem(html), "");
+
+  run.summary["lateness"]["service"] = {{"instances", 1},
+                                        {"records", 10},
+                                        {"late_dropped", 1},
+                                        {"late_dropped_share", 0.1},
+                                        {"counted_all", false}};
+  html = renderReport(reportData(run, {}, {}, 0));
+  EXPECT_TRUE(shareCell(html, "dropped-share-service"));
+  EXPECT_NE(html.find("had not counted every record"), std::string::npos);
 }
 
 TEST(ReportPage, ShowsTheVerdictRecallAndParameters) {
@@ -254,7 +397,9 @@ TEST(ReportPage, DrawsDataOfTheWrongShapeWithoutFailing) {
     "run": {"production_s": "x", "summary": [], "rate": {"points": [[1], "z", [null, 2], [1, 2]]},
             "lag": {"points": {"a": 1}},
             "latency": {"histogram": {"edges_ms": [-1, "a", 1e308, 0], "counts": [1, -5, "q"]},
-                        "over_time": {"points": [[1, 2, 3]]}}},
+                        "over_time": {"points": [[1, 2, 3]]}},
+            "lateness": {"grace_ms": "x", "count": [],
+                         "histogram": {"edges_ms": [1, "a", 5], "counts": [2, -1], "beyond_from": -3}}},
     "scenarios": {"items": [1, {"scenario": "7", "countries": "BR"}]},
     "verify": {"verdict": "pass", "truth": {"missed": ["x", -1]}, "notes": "n"}
   })");
@@ -304,6 +449,48 @@ TEST(ReportData, AggregatesTheSeries) {
   EXPECT_EQ(data["scenarios"]["items"][0]["span_ms"], 1500);
 }
 
+TEST(ReportData, LatenessOfAModelRunSplitsAtTheGrace) {
+  const auto [valid, beyond] = countedLateness();
+  const auto data = reportData(sampleRun(), {}, {}, 0);
+  const auto& lateness = data["run"]["lateness"];
+  EXPECT_EQ(lateness["count"], valid);
+  EXPECT_EQ(lateness["grace_ms"], kGraceMs);
+  EXPECT_EQ(lateness["beyond_grace"], beyond);
+  EXPECT_DOUBLE_EQ(lateness["beyond_grace_share"].get<double>(),
+                   static_cast<double>(beyond) / static_cast<double>(valid));
+  const auto& h = lateness["histogram"];
+  ASSERT_EQ(h["edges_ms"].size(), h["counts"].size() + 1);
+  const auto from = h["beyond_from"].get<size_t>();
+  EXPECT_EQ(h["edges_ms"][from], kGraceMs + 1);
+  uint64_t within = 0;
+  uint64_t after = 0;
+  for (size_t i = 0; i < h["counts"].size(); ++i) {
+    (i < from ? within : after) += h["counts"][i].get<uint64_t>();
+  }
+  EXPECT_EQ(within, valid - beyond);
+  EXPECT_EQ(after, beyond);
+}
+
+TEST(ReportData, SplitsTheBucketHoldingTheGraceExactly) {
+  // Above 10 s the truth keeps 100-ms buckets: 120000..120099 holds a grace of 120050.
+  LatenessTruth truth(120'050);
+  for (const int64_t ms : {0, 5, 120'000, 120'050, 120'051, 120'099, 200'000}) truth.add(ms);
+  ASSERT_EQ(truth.beyondGrace(), 3u);
+  RunSeries run = sampleRun();
+  run.lateness = truth;
+  const auto data = reportData(run, {}, {}, 0);
+  const auto& h = data["run"]["lateness"]["histogram"];
+  const auto from = h["beyond_from"].get<size_t>();
+  EXPECT_EQ(h["edges_ms"][from], 120'051);
+  uint64_t within = 0;
+  uint64_t after = 0;
+  for (size_t i = 0; i < h["counts"].size(); ++i) {
+    (i < from ? within : after) += h["counts"][i].get<uint64_t>();
+  }
+  EXPECT_EQ(within, 4u);
+  EXPECT_EQ(after, 3u);
+}
+
 TEST(ReportData, ThinningKeepsTheLagPeak) {
   RunSeries s = sampleRun();
   s.lag.clear();
@@ -325,6 +512,18 @@ TEST(ReportParameters, NameKafkaPropertiesButHideTheirValues) {
   EXPECT_NE(all.find("sasl.password, security.protocol"), std::string::npos);
   EXPECT_EQ(all.find("hunter2"), std::string::npos);
   EXPECT_NE(all.find("brokers=kafka:9092"), std::string::npos);
+}
+
+TEST(ReportParameters, NameTheLatenessModelAndTheServiceMetrics) {
+  ProductionOptions o;
+  o.traffic.mixture = LatenessMixture{};
+  o.service_metrics = {"http://a:8081/metrics", "http://b:8081/metrics"};
+  std::string all;
+  for (const auto& p : reportParameters(o)) all += p.name + "=" + p.value + "\n";
+  EXPECT_NE(all.find("lateness model=mixture: body 0.200 (median 2000 ms"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("service metrics=http://a:8081/metrics, http://b:8081/metrics"),
+            std::string::npos);
 }
 
 class ReportFile : public ::testing::Test {

@@ -1,0 +1,57 @@
+#include "loadgen/kafka_clients.h"
+
+namespace fraud::loadgen {
+namespace {
+
+void onDelivery(rd_kafka_t* /*producer*/, const rd_kafka_message_t* message, void* opaque) {
+  auto& deliveries = *static_cast<Deliveries*>(opaque);
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ++deliveries.acked;
+  } else {
+    deliveries.fail(rd_kafka_err2name(message->err));
+  }
+}
+
+}  // namespace
+
+kafka::KafkaProperties producerProperties(const std::string& brokers,
+                                          const kafka::KafkaProperties& extra) {
+  kafka::KafkaProperties properties = {
+      {"bootstrap.servers", brokers},
+      {"client.id", "fraud-loadgen"},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"linger.ms", "5"},
+      {"batch.num.messages", "10000"},
+      {"batch.size", "1000000"},
+      {"compression.type", "lz4"},
+      {"queue.buffering.max.messages", "1000000"},
+      {"queue.buffering.max.kbytes", "1048576"},
+  };
+  for (const auto& [key, value] : extra) properties[key] = value;
+  return properties;
+}
+
+kafka::KafkaProperties consumerProperties(const std::string& brokers,
+                                          const kafka::KafkaProperties& extra) {
+  kafka::KafkaProperties properties = {{"bootstrap.servers", brokers},
+                                       {"client.id", "fraud-loadgen-alerts"}};
+  for (const auto& [key, value] : extra) properties[key] = value;
+  return properties;
+}
+
+kafka::KafkaHandle makeProducer(const kafka::KafkaProperties& properties, Deliveries& deliveries,
+                                std::string& error) {
+  auto conf = kafka::makeKafkaConf(properties, error);
+  if (!conf) {
+    error = "Kafka producer configuration: " + error;
+    return nullptr;
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &onDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), &deliveries);
+  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!producer) error = "cannot create the Kafka producer: " + error;
+  return producer;
+}
+
+}  // namespace fraud::loadgen

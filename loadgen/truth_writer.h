@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "detectors/card_ref.h"
+#include "detectors/options.h"
+#include "detectors/partitioner.h"
+#include "loadgen/record_files.h"
+#include "loadgen/traffic_model.h"
+
+namespace fraud::loadgen {
+
+// Counts the injected scenarios and writes those the rule (docs/rule.md) guarantees an alert to
+// the truth file (truth_file.h), card by card_ref. Producing thread only.
+class TruthWriter {
+ public:
+  // `path` empty: count only. `hasher` may be null only then.
+  TruthWriter(std::string path, const detectors::DetectorOptions& rule,
+              detectors::Partitioner partitioner, int32_t partitions,
+              const detectors::CardHasher* hasher)
+      : path_(std::move(path)),
+        rule_(rule),
+        partitioner_(partitioner),
+        partitions_(partitions),
+        hasher_(hasher) {}
+
+  [[nodiscard]] bool open(std::string& error);
+  [[nodiscard]] bool add(const FraudScenario& scenario, std::string& error);
+  [[nodiscard]] bool close(std::string& error) { return file_.close(error); }
+  [[nodiscard]] uint64_t injected() const { return injected_; }
+  [[nodiscard]] uint64_t guaranteed() const { return guaranteed_; }
+
+ private:
+  std::string path_;
+  detectors::DetectorOptions rule_;
+  detectors::Partitioner partitioner_;
+  int32_t partitions_;
+  const detectors::CardHasher* hasher_;
+  BufferedFile file_;
+  uint64_t injected_ = 0;
+  uint64_t guaranteed_ = 0;
+};
+
+}  // namespace fraud::loadgen
