@@ -190,22 +190,23 @@ void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
 
 void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>& queued) {
   std::map<int32_t, Job> jobs;
-  std::vector<int32_t> partitions;
   for (const auto& [p, ticket] : queued) {
-    if (jobs.count(p) > 0) {
-      jobs[p].ticket = ticket;  // queued twice: the newer ticket wins
-      continue;
-    }
-    partitions.push_back(p);
-    Job& job = jobs[p];
+    Job& job = jobs[p];  // queued twice: the newer ticket wins
     job.partition = p;
     job.ticket = ticket;
     job.started = std::chrono::steady_clock::now();
   }
+  const size_t assigned = assign(jobs);
+  if (assigned == 0) return;
+  consume(jobs, assigned);
+  rd_kafka_assign(consumer_.get(), nullptr);
+}
+
+size_t ChangelogRestorer::assign(std::map<int32_t, Job>& jobs) {
   // The changelog's start and end offsets of every partition, in two requests.
-  auto earliest = kafka::makePartitionList(static_cast<int>(partitions.size()));
-  auto latest = kafka::makePartitionList(static_cast<int>(partitions.size()));
-  for (const int32_t p : partitions) {
+  auto earliest = kafka::makePartitionList(static_cast<int>(jobs.size()));
+  auto latest = kafka::makePartitionList(static_cast<int>(jobs.size()));
+  for (const auto& [p, job] : jobs) {
     rd_kafka_topic_partition_list_add(earliest.get(), topic_.c_str(), p)->offset =
         RD_KAFKA_OFFSET_BEGINNING;
     rd_kafka_topic_partition_list_add(latest.get(), topic_.c_str(), p)->offset =
@@ -220,10 +221,9 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
       for (auto& [p, job] : jobs) {
         finish(job, std::string("changelog offsets: ") + rd_kafka_err2str(err));
       }
-      return;
+      return 0;
     }
   }
-
   auto assignment = kafka::makePartitionList();
   for (int i = 0; i < latest->cnt; ++i) {
     Job& job = jobs.at(latest->elems[i].partition);
@@ -234,15 +234,17 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
     rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition)->offset =
         job.start;
   }
-  if (assignment->cnt == 0) return;
+  if (assignment->cnt == 0) return 0;
   if (const auto err = rd_kafka_assign(consumer_.get(), assignment.get())) {
     for (auto& [p, job] : jobs) {
       if (!job.done) finish(job, std::string("assign: ") + rd_kafka_err2str(err));
     }
-    return;
+    return 0;
   }
+  return static_cast<size_t>(assignment->cnt);
+}
 
-  size_t remaining = static_cast<size_t>(assignment->cnt);
+void ChangelogRestorer::consume(std::map<int32_t, Job>& jobs, size_t remaining) {
   std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(
       rd_kafka_queue_get_consumer(consumer_.get()), &rd_kafka_queue_destroy);
   std::vector<rd_kafka_message_t*> messages(kConsumeBatch);
@@ -251,14 +253,11 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
       std::lock_guard lock(mu_);
       if (stopping_) break;
       for (auto& [p, job] : jobs) {
-        if (job.done) continue;
-        const auto it = cancelled_.find(p);
-        if (it != cancelled_.end() && it->second) {
-          job.done = true;
-          job.writer.reset();
-          job.lease.release();
-          --remaining;
-        }
+        if (job.done || !cancelled_[p]) continue;
+        job.done = true;
+        job.writer.reset();
+        job.lease.release();
+        --remaining;
       }
     }
     if (remaining == 0) break;
@@ -278,7 +277,6 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
                                        static_cast<double>(job.end - job.start));
     }
   }
-  rd_kafka_assign(consumer_.get(), nullptr);
 }
 
 bool ChangelogRestorer::prepare(Job& job, int64_t low, int64_t high) {

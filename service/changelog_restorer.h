@@ -77,6 +77,11 @@ class ChangelogRestorer final : public RestoreQueue {
   struct Job;
   void loop();
   void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions);
+  // Reads the jobs' changelog offsets, prepares each and assigns those left to the consumer;
+  // how many it assigned.
+  [[nodiscard]] size_t assign(std::map<int32_t, Job>& jobs);
+  // Applies the assigned jobs' records until `remaining` of them end, are cancelled, or stop().
+  void consume(std::map<int32_t, Job>& jobs, size_t remaining);
   void finish(Job& job, std::optional<std::string> error);
   // Takes the job's lease (standby: only when free and not cancelled), reads its checkpoint
   // and decides where it starts. False when the job ended there.

@@ -22,6 +22,7 @@
 #include "service/kafka/admin.h"
 #include "service/kafka/secret.h"
 #include "service/metrics.h"
+#include "service/process_metrics.h"
 #include "service/stream_processor.h"
 #include "service/version.h"
 #include "state/state_db.h"

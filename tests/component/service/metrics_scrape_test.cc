@@ -15,6 +15,7 @@
 #include "api/options.h"
 #include "api/router.h"
 #include "service/metrics.h"
+#include "service/process_metrics.h"
 #include "service/version.h"
 #include "tests/support/fake_service_view.h"
 #include "tests/support/http_probe.h"

@@ -1,5 +1,7 @@
 // The process_* families and fraud_detector_build_info: parsing procfs and reading this process
 // (a scrape over HTTP: tests/component/service/metrics_scrape_test.cc).
+#include "service/process_metrics.h"
+
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,8 +16,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "service/metrics.h"
 
 namespace fraud::service {
 namespace {
