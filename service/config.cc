@@ -35,6 +35,14 @@ void ServiceConfig::resolveDefaults() {
 
 std::vector<std::string> ServiceConfig::validate() const {
   std::vector<std::string> problems;
+  validateKafka(problems);
+  validateProcessing(problems);
+  validateServer(problems);
+  return problems;
+}
+
+// The cluster, topics, group and clients.
+void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
   if (brokers.empty() && !embedded_kafka) add("--brokers (FRAUD_BROKERS) is required");
   if (embedded_partitions < 1 || embedded_partitions > 1024) {
@@ -61,6 +69,11 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (auto_offset_reset != "earliest" && auto_offset_reset != "latest") {
     add("--auto-offset-reset must be 'earliest' or 'latest', got '" + auto_offset_reset + "'");
   }
+}
+
+// State, the rule, commits and standbys.
+void ServiceConfig::validateProcessing(std::vector<std::string>& problems) const {
+  auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
   for (auto& problem : state.validate()) add(problem);
   for (auto& problem : detector.validate()) add(problem);
   if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
@@ -82,6 +95,11 @@ std::vector<std::string> ServiceConfig::validate() const {
   if (standby_interval_ms < 100 || standby_interval_ms > 60'000) {
     add("--standby-interval-ms must be 100..60000, got " + std::to_string(standby_interval_ms));
   }
+}
+
+// Shutdown, the HTTP server, lateness, lookups, logging and the --kafka overrides.
+void ServiceConfig::validateServer(std::vector<std::string>& problems) const {
+  auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
   if (shutdown_timeout_ms < 1000 || shutdown_timeout_ms > 600'000) {
     add("--shutdown-timeout-ms must be 1000..600000, got " + std::to_string(shutdown_timeout_ms));
   }
@@ -118,7 +136,6 @@ std::vector<std::string> ServiceConfig::validate() const {
   for (const auto& text : kafka_overrides) {
     if (!kafka::parseProperty(text)) add("--kafka expects KEY=VALUE, got '" + text + "'");
   }
-  return problems;
 }
 
 kafka::KafkaProperties kafkaProperties(const ServiceConfig& config,
@@ -135,121 +152,157 @@ kafka::KafkaProperties kafkaProperties(const ServiceConfig& config,
   return properties;
 }
 
-void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
-  auto opt = [&cmd](const std::string& name, auto& value, const std::string& help) {
+namespace {
+
+// Adds options and flags to a command, each with its FRAUD_* environment variable (the flag's
+// name in capitals, dashes as underscores).
+class EnvFlags {
+ public:
+  explicit EnvFlags(CLI::App& cmd) : cmd_(cmd) {}
+
+  template <typename T>
+  CLI::Option* opt(const std::string& name, T& value, const std::string& help) {
+    return cmd_.add_option(name, value, help)->envname(envName(name));
+  }
+  CLI::Option* flag(const std::string& name, bool& value, const std::string& help) {
+    return cmd_.add_flag(name, value, help)->envname(envName(name));
+  }
+  CLI::App& command() { return cmd_; }
+
+ private:
+  static std::string envName(const std::string& name) {
     std::string env = "FRAUD_";
-    for (char ch : name.substr(2))
+    for (char ch : name.substr(2)) {
       env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
-    return cmd.add_option(name, value, help)->envname(env);
-  };
-  auto flag = [&cmd](const std::string& name, bool& value, const std::string& help) {
-    std::string env = "FRAUD_";
-    for (char ch : name.substr(2))
-      env.push_back(ch == '-' ? '_' : static_cast<char>(std::toupper(ch)));
-    return cmd.add_flag(name, value, help)->envname(env);
-  };
-  opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
-  flag("--embedded-kafka", c.embedded_kafka,
-       "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT)");
-  opt("--embedded-partitions", c.embedded_partitions, "Input partitions of the embedded cluster")
+    }
+    return env;
+  }
+
+  CLI::App& cmd_;
+};
+
+// The cluster, topics, group and clients.
+void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
+  f.opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
+  f.flag("--embedded-kafka", c.embedded_kafka,
+         "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT)");
+  f.opt("--embedded-partitions", c.embedded_partitions, "Input partitions of the embedded cluster")
       ->capture_default_str();
-  opt("--input-topic", c.input_topic, "Transactions topic, keyed by card")->capture_default_str();
-  opt("--alerts-topic", c.alerts_topic, "Alerts topic")->capture_default_str();
-  opt("--dlq-topic", c.dlq_topic, "Dead-letter topic for rejected records")->capture_default_str();
-  opt("--changelog-topic", c.changelog_topic,
-      "Compacted state changelog topic (default <group-id>.state-changelog)");
-  opt("--changelog-replication-factor", c.changelog_replication_factor,
-      "Replication factor of the changelog topic when the service creates it (-1: broker "
-      "default)")
+  f.opt("--input-topic", c.input_topic, "Transactions topic, keyed by card")->capture_default_str();
+  f.opt("--alerts-topic", c.alerts_topic, "Alerts topic")->capture_default_str();
+  f.opt("--dlq-topic", c.dlq_topic, "Dead-letter topic for rejected records")
       ->capture_default_str();
-  opt("--group-id", c.group_id, "Consumer group")->capture_default_str();
-  opt("--instance-id", c.instance_id,
-      "Stable id of this instance: transactional id, static member id (default: host name)");
-  flag("--static-membership", c.static_membership,
-       "Join the group as a static member (group.instance.id = instance id)");
-  opt("--auto-offset-reset", c.auto_offset_reset,
-      "Where a group without committed offsets starts: earliest|latest")
+  f.opt("--changelog-topic", c.changelog_topic,
+        "Compacted state changelog topic (default <group-id>.state-changelog)");
+  f.opt("--changelog-replication-factor", c.changelog_replication_factor,
+        "Replication factor of the changelog topic when the service creates it (-1: broker "
+        "default)")
       ->capture_default_str();
-  opt("--state-dir", c.state.dir, "RocksDB state directory")->capture_default_str();
-  opt("--state-cache-mb", c.state.card_cache_mb, "Decoded card states kept in memory (MiB)")
+  f.opt("--group-id", c.group_id, "Consumer group")->capture_default_str();
+  f.opt("--instance-id", c.instance_id,
+        "Stable id of this instance: transactional id, static member id (default: host name)");
+  f.flag("--static-membership", c.static_membership,
+         "Join the group as a static member (group.instance.id = instance id)");
+  f.opt("--auto-offset-reset", c.auto_offset_reset,
+        "Where a group without committed offsets starts: earliest|latest")
       ->capture_default_str();
-  opt("--rocksdb-block-cache-mb", c.state.block_cache_mb, "Shared RocksDB block cache (MiB)")
+  f.command().add_option("--kafka", c.kafka_overrides,
+                         "A librdkafka property KEY=VALUE for every client (repeatable; wins over "
+                         "--kafka-config)");
+  f.opt("--kafka-config", c.kafka_config_file,
+        "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
+        "lines, # and ! comments (Java properties syntax)");
+}
+
+// State, the rule and its output.
+void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
+  f.opt("--state-dir", c.state.dir, "RocksDB state directory")->capture_default_str();
+  f.opt("--state-cache-mb", c.state.card_cache_mb, "Decoded card states kept in memory (MiB)")
       ->capture_default_str();
-  opt("--rocksdb-write-buffer-mb", c.state.write_buffer_mb,
-      "RocksDB write-buffer manager budget (MiB)")
+  f.opt("--rocksdb-block-cache-mb", c.state.block_cache_mb, "Shared RocksDB block cache (MiB)")
       ->capture_default_str();
-  opt("--card-hash-key-file", c.card_hash_key_file,
-      "File holding the card-hash key (else FRAUD_CARD_HASH_KEY holds the key itself)");
-  opt("--window-ms", c.detector.window_ms, "Window W (ms)")->capture_default_str();
-  opt("--grace-ms", c.detector.grace_ms, "Grace G (ms)")->capture_default_str();
-  opt("--threshold", c.detector.threshold, "Distinct countries N that alert")
+  f.opt("--rocksdb-write-buffer-mb", c.state.write_buffer_mb,
+        "RocksDB write-buffer manager budget (MiB)")
       ->capture_default_str();
-  opt("--max-events", c.detector.max_events, "Live events M per card")->capture_default_str();
-  opt("--max-future-skew-ms", c.max_future_skew_ms,
-      "Reject event_time later than the record timestamp plus this (ms)")
+  f.opt("--card-hash-key-file", c.card_hash_key_file,
+        "File holding the card-hash key (else FRAUD_CARD_HASH_KEY holds the key itself)");
+  f.opt("--window-ms", c.detector.window_ms, "Window W (ms)")->capture_default_str();
+  f.opt("--grace-ms", c.detector.grace_ms, "Grace G (ms)")->capture_default_str();
+  f.opt("--threshold", c.detector.threshold, "Distinct countries N that alert")
       ->capture_default_str();
-  opt("--commit-interval-ms", c.commit_interval_ms,
-      "How often alerts, state changes and offsets commit in one transaction (ms)")
+  f.opt("--max-events", c.detector.max_events, "Live events M per card")->capture_default_str();
+  f.opt("--max-future-skew-ms", c.max_future_skew_ms,
+        "Reject event_time later than the record timestamp plus this (ms)")
       ->capture_default_str();
-  opt("--checkpoint-interval-ms", c.checkpoint_interval_ms,
-      "How often committed state is also written to the local RocksDB (ms; 0: every commit). "
-      "The changelog topic holds it meanwhile")
+  f.opt("--commit-interval-ms", c.commit_interval_ms,
+        "How often alerts, state changes and offsets commit in one transaction (ms)")
       ->capture_default_str();
-  opt("--max-held-output-mb", c.max_held_output_mb,
-      "Output (alerts, dead letters) held while a commit is in flight before input waits for "
-      "the commit (MiB)")
+  f.opt("--checkpoint-interval-ms", c.checkpoint_interval_ms,
+        "How often committed state is also written to the local RocksDB (ms; 0: every commit). "
+        "The changelog topic holds it meanwhile")
       ->capture_default_str();
-  opt("--alert-delivery", c.alert_delivery,
-      "transactional: alerts commit with state and offsets, each once, visible at the commit. "
-      "immediate: each alert produced the moment it is detected (idempotent producer); after "
-      "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
+  f.opt("--max-held-output-mb", c.max_held_output_mb,
+        "Output (alerts, dead letters) held while a commit is in flight before input waits for "
+        "the commit (MiB)")
+      ->capture_default_str();
+  f.opt("--alert-delivery", c.alert_delivery,
+        "transactional: alerts commit with state and offsets, each once, visible at the commit. "
+        "immediate: each alert produced the moment it is detected (idempotent producer); after "
+        "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, AlertDelivery>{{"transactional", AlertDelivery::kTransactional},
                                                {"immediate", AlertDelivery::kImmediate}}))
       ->default_str("transactional");
-  opt("--standby-replicas", c.standby_replicas,
-      "Warm copies of each partition kept by other members, by tailing its changelog, so that "
-      "a partition that moves restores only the tail (0: none; members - 1: every member "
-      "copies every partition it does not own)")
+  f.opt("--standby-replicas", c.standby_replicas,
+        "Warm copies of each partition kept by other members, by tailing its changelog, so that "
+        "a partition that moves restores only the tail (0: none; members - 1: every member "
+        "copies every partition it does not own)")
       ->capture_default_str();
-  opt("--standby-interval-ms", c.standby_interval_ms,
-      "How often a standby copy catches up with the changelog (ms)")
+  f.opt("--standby-interval-ms", c.standby_interval_ms,
+        "How often a standby copy catches up with the changelog (ms)")
       ->capture_default_str();
-  opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
+  f.opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
       ->capture_default_str();
-  cmd.add_option("--kafka", c.kafka_overrides,
-                 "A librdkafka property KEY=VALUE for every client (repeatable; wins over "
-                 "--kafka-config)");
-  opt("--kafka-config", c.kafka_config_file,
-      "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
-      "lines, # and ! comments (Java properties syntax)");
-  opt("--http-address", c.http_address, "API listen address")->capture_default_str();
-  opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
-  opt("--probe-port", c.probe_port,
-      "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
-      "caps (-1: off, 0: any free port)")
+}
+
+// The HTTP API and probes, lookups, logging and debugging.
+void addServerFlags(EnvFlags& f, ServiceConfig& c) {
+  f.opt("--http-address", c.http_address, "API listen address")->capture_default_str();
+  f.opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
+  f.opt("--probe-port", c.probe_port,
+        "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
+        "caps (-1: off, 0: any free port)")
       ->capture_default_str();
-  opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
+  f.opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
       ->capture_default_str();
-  opt("--lateness-interval-s", c.lateness_interval_s,
-      "The sliding interval over which lateness is measured and a grace advised (s, whole "
-      "minutes)")
+  f.opt("--lateness-interval-s", c.lateness_interval_s,
+        "The sliding interval over which lateness is measured and a grace advised (s, whole "
+        "minutes)")
       ->capture_default_str();
-  opt("--partitioner", c.partitioner,
-      "Producers' partitioner, for card lookups: crc32 (librdkafka) or murmur2 (Java)")
+  f.opt("--partitioner", c.partitioner,
+        "Producers' partitioner, for card lookups: crc32 (librdkafka) or murmur2 (Java)")
       ->capture_default_str();
-  opt("--peer-url-template", c.peer_url_template,
-      "URL of a partition's owner for redirects; {member} is its instance id");
-  opt("--api-token-file", c.api_token_file,
-      "Bearer token for /v1/* (else FRAUD_API_TOKEN holds the token itself)");
-  opt("--tls-cert-file", c.tls_cert_file, "Serve the API over TLS with this certificate (PEM)");
-  opt("--tls-key-file", c.tls_key_file, "Private key of --tls-cert-file (PEM)");
-  opt("--log-format", c.log_format, "text or json")->capture_default_str();
-  opt("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
+  f.opt("--peer-url-template", c.peer_url_template,
+        "URL of a partition's owner for redirects; {member} is its instance id");
+  f.opt("--api-token-file", c.api_token_file,
+        "Bearer token for /v1/* (else FRAUD_API_TOKEN holds the token itself)");
+  f.opt("--tls-cert-file", c.tls_cert_file, "Serve the API over TLS with this certificate (PEM)");
+  f.opt("--tls-key-file", c.tls_key_file, "Private key of --tls-cert-file (PEM)");
+  f.opt("--log-format", c.log_format, "text or json")->capture_default_str();
+  f.opt("--log-level", c.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
-  flag("--allow-core-dumps", c.allow_core_dumps,
-       "Allow core dumps, for debugging (default: none, and the process is not dumpable: a "
-       "core would hold the card-hash key, the API token and card numbers)");
+  f.flag("--allow-core-dumps", c.allow_core_dumps,
+         "Allow core dumps, for debugging (default: none, and the process is not dumpable: a "
+         "core would hold the card-hash key, the API token and card numbers)");
+}
+
+}  // namespace
+
+void addRunFlags(CLI::App& cmd, ServiceConfig& c) {
+  EnvFlags flags(cmd);
+  addKafkaFlags(flags, c);
+  addProcessingFlags(flags, c);
+  addServerFlags(flags, c);
 }
 
 }  // namespace fraud::service

@@ -79,6 +79,11 @@ struct ServiceConfig {
   [[nodiscard]] std::vector<std::string> validate() const;
   // Fills defaults that depend on other values (changelog topic, instance id).
   void resolveDefaults();
+
+ private:
+  void validateKafka(std::vector<std::string>& problems) const;
+  void validateProcessing(std::vector<std::string>& problems) const;
+  void validateServer(std::vector<std::string>& problems) const;
 };
 
 // Registers every `run` flag with its FRAUD_* variable on `cmd`.

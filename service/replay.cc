@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "detectors/partition_detector.h"
@@ -95,67 +96,106 @@ class ProgressReporter {
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace
-
-ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher& hasher) {
-  ReplayResult result;
-  int in_fd = STDIN_FILENO;
-  if (options.input != "-") {
-    in_fd = ::open(options.input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (in_fd < 0) {
-      result.error = describeErrno("cannot open input " + options.input);
-      return result;
-    }
-    ::posix_fadvise(in_fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  }
-  if (auto same = sameFileAsInput(in_fd, options)) {
-    result.error = std::move(same);
-    result.refused = true;
-    if (in_fd != STDIN_FILENO) ::close(in_fd);
-    return result;
-  }
-  int out_fd = STDOUT_FILENO;
-  if (options.output != "-") {
-    out_fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out_fd < 0) {
-      result.error = describeErrno("cannot open output " + options.output);
-      if (in_fd != STDIN_FILENO) ::close(in_fd);
-      return result;
-    }
+// The input and output of a replay; closes what it opened (standard input and output stay).
+class ReplayFiles {
+ public:
+  ReplayFiles() = default;
+  ReplayFiles(const ReplayFiles&) = delete;
+  ReplayFiles& operator=(const ReplayFiles&) = delete;
+  ~ReplayFiles() {
+    if (in_ >= 0 && in_ != STDIN_FILENO) ::close(in_);
+    if (out_ >= 0 && out_ != STDOUT_FILENO) ::close(out_);
   }
 
-  state::MemoryCardStore store;
-  detectors::PartitionDetector detector(options.detector, store);
-  // No future-skew check: a file has no record timestamps.
-  detectors::RecordPipeline pipeline(detectors::PipelineOptions{std::nullopt, &kafka::wallClockMs},
-                                     hasher);
-  OutputFile output(out_fd);
-  ProgressReporter progress(options.progress);
-
-  // Records go through in batches: every record of a batch is prepared (decoded, hashed, its
-  // card's state prefetched) before the first is detected, so the memory latency of one card
-  // overlaps the work on the others. Detection itself stays in file order.
-  constexpr size_t kBatch = detectors::RecordPipeline::kSlots;
-  size_t batched = 0;
-
-  auto flushBatch = [&] {
-    pipeline.warm(batched, store);
-    for (size_t i = 0; i < batched; ++i) {
-      pipeline.warmAhead(i, batched, store);
-      const auto outcome = pipeline.detect(i, detector, output.buffer());
-      result.counts.count(outcome);
-      if (outcome.alert_json_size > 0) output.buffer().push_back('\n');
+  // Opens both; an error (result.refused when the output is the input) otherwise.
+  [[nodiscard]] bool open(const ReplayOptions& options, ReplayResult& result) {
+    if (options.input != "-") {
+      in_ = ::open(options.input.c_str(), O_RDONLY | O_CLOEXEC);
+      if (in_ < 0) {
+        result.error = describeErrno("cannot open input " + options.input);
+        return false;
+      }
+      ::posix_fadvise(in_, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    batched = 0;
-    result.peak_cards = std::max(result.peak_cards, store.cardCount());
-  };
-  auto processLine = [&](std::string_view line) {
+    if (auto same = sameFileAsInput(in_, options)) {
+      result.error = std::move(same);
+      result.refused = true;
+      return false;
+    }
+    if (options.output != "-") {
+      out_ = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (out_ < 0) {
+        result.error = describeErrno("cannot open output " + options.output);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Closes the output file; false when the close reports a failed write.
+  [[nodiscard]] bool closeOutput() {
+    if (out_ == STDOUT_FILENO) return true;
+    const int fd = std::exchange(out_, -1);
+    return ::close(fd) == 0;
+  }
+
+  [[nodiscard]] int in() const { return in_; }
+  [[nodiscard]] int out() const { return out_; }
+
+ private:
+  int in_ = STDIN_FILENO;
+  int out_ = STDOUT_FILENO;
+};
+
+// Detection in batches: every record of a batch is prepared (decoded, hashed, its card's state
+// prefetched) before the first is detected, so the memory latency of one card overlaps the work
+// on the others. Detection itself stays in file order.
+class BatchedDetection {
+ public:
+  BatchedDetection(const ReplayOptions& options, const detectors::CardHasher& hasher,
+                   OutputFile& output, ReplayResult& result)
+      : detector_(options.detector, store_),
+        // No future-skew check: a file has no record timestamps.
+        pipeline_(detectors::PipelineOptions{std::nullopt, &kafka::wallClockMs}, hasher),
+        output_(output),
+        result_(result) {}
+
+  void line(std::string_view line) {
     if (isBlank(line)) return;
-    (void)pipeline.prepare(batched, line, std::nullopt, store);
-    pipeline.stage(batched, store);
-    if (++batched == kBatch) flushBatch();
-  };
+    (void)pipeline_.prepare(batched_, line, std::nullopt, store_);
+    pipeline_.stage(batched_, store_);
+    if (++batched_ == kBatch) flush();
+  }
 
+  // Detects the batch; its records point into the caller's buffer, so before that moves.
+  void flush() {
+    pipeline_.warm(batched_, store_);
+    for (size_t i = 0; i < batched_; ++i) {
+      pipeline_.warmAhead(i, batched_, store_);
+      const auto outcome = pipeline_.detect(i, detector_, output_.buffer());
+      result_.counts.count(outcome);
+      if (outcome.alert_json_size > 0) output_.buffer().push_back('\n');
+    }
+    batched_ = 0;
+    result_.peak_cards = std::max(result_.peak_cards, store_.cardCount());
+  }
+
+ private:
+  static constexpr size_t kBatch = detectors::RecordPipeline::kSlots;
+
+  state::MemoryCardStore store_;
+  detectors::PartitionDetector detector_;
+  detectors::RecordPipeline pipeline_;
+  OutputFile& output_;
+  ReplayResult& result_;
+  size_t batched_ = 0;
+};
+
+// Reads the input to its end in chunks and hands `detection` each line, writing the output as
+// it fills; stops at the first read or write error (in result.error).
+void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detection,
+               OutputFile& output, ReplayResult& result) {
+  ProgressReporter progress(options.progress);
   std::vector<char> chunk(kReadChunk);
   size_t carried = 0;  // bytes of an unfinished line at the front of `chunk`
   while (true) {
@@ -164,36 +204,45 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       result.error = describeErrno("cannot read input " + options.input);
-      break;
+      return;
     }
     if (n == 0) {
-      if (carried > 0) processLine(std::string_view(chunk.data(), carried));
-      flushBatch();
-      break;
+      if (carried > 0) detection.line(std::string_view(chunk.data(), carried));
+      detection.flush();
+      return;
     }
     const char* begin = chunk.data();
     const char* end = chunk.data() + carried + n;
     while (true) {
       const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', end - begin));
       if (newline == nullptr) break;
-      processLine(std::string_view(begin, newline - begin));
+      detection.line(std::string_view(begin, newline - begin));
       begin = newline + 1;
     }
-    flushBatch();  // the batch points into `chunk`, which is about to move
+    detection.flush();  // the batch points into `chunk`, which is about to move
     carried = static_cast<size_t>(end - begin);
     std::memmove(chunk.data(), begin, carried);
     if (!output.flushIfFull()) {
       result.error = describeErrno("cannot write output " + options.output);
-      break;
+      return;
     }
     progress.maybeReport(result.counts);
   }
+}
 
+}  // namespace
+
+ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher& hasher) {
+  ReplayResult result;
+  ReplayFiles files;
+  if (!files.open(options, result)) return result;
+  OutputFile output(files.out());
+  BatchedDetection detection(options, hasher, output, result);
+  readLines(files.in(), options, detection, output, result);
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }
-  if (in_fd != STDIN_FILENO) ::close(in_fd);
-  if (out_fd != STDOUT_FILENO && ::close(out_fd) != 0 && !result.error) {
+  if (!files.closeOutput() && !result.error) {
     result.error = describeErrno("cannot write output " + options.output);
   }
   return result;
