@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -49,7 +50,9 @@ struct Args {
 double cpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
@@ -58,16 +61,17 @@ double secondsSince(Clock::time_point start) {
 }
 
 void set(rd_kafka_conf_t* conf, const char* name, const std::string& value) {
-  char error[512];
-  if (rd_kafka_conf_set(conf, name, value.c_str(), error, sizeof error) != RD_KAFKA_CONF_OK) {
-    die(std::string(name) + ": " + error);
+  std::array<char, 512> error{};
+  if (rd_kafka_conf_set(conf, name, value.c_str(), error.data(), error.size()) !=
+      RD_KAFKA_CONF_OK) {
+    die(std::string(name) + ": " + error.data());
   }
 }
 
 rd_kafka_t* makeClient(rd_kafka_type_t type, rd_kafka_conf_t* conf) {
-  char error[512];
-  rd_kafka_t* client = rd_kafka_new(type, conf, error, sizeof error);
-  if (client == nullptr) die(error);
+  std::array<char, 512> error{};
+  rd_kafka_t* client = rd_kafka_new(type, conf, error.data(), error.size());
+  if (client == nullptr) die(error.data());
   return client;
 }
 
