@@ -2,7 +2,8 @@
 # The whole stack at a target rate: fresh topics on the scripts/kafka cluster, one
 # `fraud-detector run` instance, `fraud-loadgen` paced at RATE for DURATION measuring end-to-end
 # alert latency and the service group's lag, then `fraud-loadgen verify`. Prints one JSON line of
-# figures; the full summary, verify report and service log stay in OUT.
+# figures (with the CPU-seconds the service and the broker spent while the loadgen ran:
+# service_cpu_s, broker_cpu_s); the full summary, verify report and service log stay in OUT.
 #
 # Usage: loadgen/bench/stack_bench.sh [--rate N|max] [--duration S] [--partitions P]
 #                                     [--cards N] [--out DIR] [--kafka-dir DIR] [--build DIR]
@@ -88,11 +89,16 @@ for _ in $(seq 120); do
   sleep 0.5
 done
 
+# CPU-seconds (utime + stime) of a process so far; 0 when it is not ours to read.
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+broker_pid=$(cat "$kafka_dir/node-1.pid" 2>/dev/null || echo 0)
+cpu_before="$(cpu_of "$service_pid") $(cpu_of "$broker_pid")"
 loadgen_status=0
 "$build/loadgen/fraud-loadgen" --brokers "$brokers" --topic "$run_id-tx" \
   --alerts-topic "$run_id-alerts" --rate "$rate" --duration "$duration" --cards "$cards" \
   --seed 1 --card-hash-key-file "$out/card-hash.key" --truth "$out/truth.jsonl" \
   --lag-group "$run_id" >"$out/summary.json" 2>"$out/progress.txt" || loadgen_status=$?
+cpu_after="$(cpu_of "$service_pid") $(cpu_of "$broker_pid")"
 
 # The service's own view of where the time went (docs/performance.md): its stage histograms.
 probe_port=$(sed -n 's|.*probes on http://[^:]*:\([0-9]*\).*|\1|p' "$out/service.log" | head -1)
@@ -105,10 +111,12 @@ verify_status=0
   --alert-delivery "$delivery" \
   >"$out/verify.json" || verify_status=$?
 
-python3 - "$out" "$rate" "$loadgen_status" "$verify_status" "$delivery" <<'PY'
+python3 - "$out" "$rate" "$loadgen_status" "$verify_status" "$delivery" "$cpu_before" "$cpu_after" <<'PY'
 import json, sys
 out, rate, loadgen_status, verify_status = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 delivery = sys.argv[5]
+# CPU-seconds the service and the broker (node 1 of the cluster) spent while the loadgen ran.
+cpu_spent = [round(b - a, 2) for a, b in zip(map(float, sys.argv[6].split()), map(float, sys.argv[7].split()))]
 s = json.load(open(f"{out}/summary.json"))
 v = json.load(open(f"{out}/verify.json"))
 lag = s.get("consumer_lag", {})
@@ -157,6 +165,7 @@ print(json.dumps({
     "truth": f'{v.get("truth", {}).get("recalled")}/{v.get("truth", {}).get("scenarios")}',
     "alert_repeats": v.get("alerts", {}).get("repeats", {}).get("extra_records", 0),
     "stages": stage_quantiles(f"{out}/metrics.txt"),
+    "service_cpu_s": cpu_spent[0], "broker_cpu_s": cpu_spent[1],
     "kept_up": kept_up, "out": out}))
 sys.exit(0 if kept_up else 1)
 PY
