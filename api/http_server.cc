@@ -19,6 +19,7 @@
 #include "api/file_watch.h"
 #include "api/http_connection.h"
 #include "api/router.h"
+#include "api/thread_priority.h"
 
 namespace fraud::api {
 
@@ -112,6 +113,7 @@ class Listener {
     for (uint32_t i = 0; i < io_threads_; ++i)
       threads_.emplace_back([this] {
         pthread_setname_np(pthread_self(), "fd-http-io");
+        if (!hub_.probesOnly()) niceThisThread(hub_.options().thread_nice);
         run();
       });
   }

@@ -20,6 +20,7 @@
 #include "api/http_metrics.h"
 #include "api/request_reader.h"
 #include "api/router.h"
+#include "api/thread_priority.h"
 
 namespace fraud::api::detail {
 
@@ -278,6 +279,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     });
     asio::post(hub_.viewPool(), [self = this->shared_from_this(), request = std::move(request),
                                  version, keep_alive, call]() mutable {
+      if (!self->hub_.probesOnly()) niceThisThread(self->options().thread_nice);
       double seconds = 0;
       HttpResponse response = self->hub_.router().handleUncounted(request, seconds);
       self->hub_.endViewCall();

@@ -103,6 +103,7 @@ std::vector<std::string> ApiOptions::validate() const {
   checkRange<uint32_t>(problems, "view_threads", view_threads, 1, 64);
   checkRange<int64_t>(problems, "view_timeout_ms", view_timeout_ms, 10, 60'000);
   checkRange<uint32_t>(problems, "max_pending_view_answers", max_pending_view_answers, 1, 100'000);
+  checkRange<int32_t>(problems, "thread_nice", thread_nice, 0, 19);
   return problems;
 }
 

@@ -75,6 +75,9 @@ struct ApiOptions {
   // reads the view is answered 503 `busy` at once, so a stuck view queues nothing unbounded.
   // 1..100'000.
   uint32_t max_pending_view_answers = 64;
+  // Niceness of the API listener's I/O and view threads (not the probe port's), so that under
+  // CPU contention ingestion runs before card lookups. 0..19; 0 leaves them as the process is.
+  int32_t thread_nice = 0;
 
   [[nodiscard]] bool tls() const { return !tls_cert_file.empty() || !tls_key_file.empty(); }
   // Every violated bound, one message each; empty when the options are usable.

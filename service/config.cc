@@ -111,6 +111,9 @@ void ServiceConfig::validateServer(std::vector<std::string>& problems) const {
   } else if (probe_port > 0 && probe_port == http_port) {
     add("--probe-port must differ from --http-port, both are " + std::to_string(http_port));
   }
+  if (api_thread_nice < 0 || api_thread_nice > 19) {
+    add("--api-thread-nice must be 0..19, got " + std::to_string(api_thread_nice));
+  }
   if (ready_max_lag < 0) add("--ready-max-lag must be >= 0");
   if (lateness_interval_s < 60 || lateness_interval_s > 86'400 || lateness_interval_s % 60 != 0) {
     add("--lateness-interval-s must be whole minutes in 60..86400, got " +
@@ -272,6 +275,10 @@ void addServerFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--probe-port", c.probe_port,
         "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
         "caps (-1: off, 0: any free port)")
+      ->capture_default_str();
+  f.opt("--api-thread-nice", c.api_thread_nice,
+        "Niceness of the API's I/O and lookup threads (not the probe port's): under CPU "
+        "contention ingestion runs first (0: as the process; 0..19)")
       ->capture_default_str();
   f.opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
       ->capture_default_str();

@@ -58,6 +58,7 @@ struct ServiceConfig {
   std::string http_address = "0.0.0.0";
   int32_t http_port = 8080;           // 0..65535 (0: any free port)
   int32_t probe_port = 8081;          // -1..65535 (-1: off, 0: any free port); not http_port
+  int32_t api_thread_nice = 0;        // 0..19: niceness of the API's threads (not the probes')
   int64_t ready_max_lag = 10'000;     // >= 0
   std::string partitioner = "crc32";  // crc32 | murmur2
   std::string peer_url_template;

@@ -123,6 +123,7 @@ int runService(ServiceConfig config) {
   api_options.port = config.http_port;
   api_options.probe_port = config.probe_port;
   api_options.ready_max_lag = config.ready_max_lag;
+  api_options.thread_nice = config.api_thread_nice;
   api_options.peer_url_template = config.peer_url_template;
   api_options.tls_cert_file = config.tls_cert_file.value_or("");
   api_options.tls_key_file = config.tls_key_file.value_or("");

@@ -60,6 +60,17 @@ TEST(ApiOptions, ProbePortIsOnByDefaultCanBeOffOrEphemeralButNotTheApiPort) {
   EXPECT_TRUE(mentions(options.validate(), "probe_max_connections must be in 1..10000"));
 }
 
+TEST(ApiOptions, ThreadNiceIsAStandardNiceness) {
+  ApiOptions options;
+  EXPECT_EQ(options.thread_nice, 0);
+  options.thread_nice = 19;
+  EXPECT_EQ(options.validate(), std::vector<std::string>{});
+  for (const int32_t nice : {-1, 20}) {
+    options.thread_nice = nice;
+    EXPECT_TRUE(mentions(options.validate(), "thread_nice must be in 0..19")) << nice;
+  }
+}
+
 TEST(ApiOptions, PerClientCapIsAtMostTheGlobalCap) {
   ApiOptions options;
   options.max_connections = 100;

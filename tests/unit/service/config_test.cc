@@ -71,6 +71,20 @@ TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
               ::testing::Contains(HasSubstr("--probe-port must differ from --http-port")));
 }
 
+TEST(ServiceConfig, ApiThreadNiceIsZeroByDefaultAndAtMost19) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).api_thread_nice, 0);
+  ::setenv("FRAUD_API_THREAD_NICE", "10", 1);
+  const auto from_env = parse({"--brokers", "b:1"});
+  ::unsetenv("FRAUD_API_THREAD_NICE");
+  EXPECT_EQ(from_env.api_thread_nice, 10);
+  EXPECT_TRUE(from_env.validate().empty());
+  for (const char* bad : {"-1", "20"}) {
+    EXPECT_THAT(parse({"--brokers", "b:1", "--api-thread-nice", bad}).validate(),
+                ::testing::Contains(HasSubstr("--api-thread-nice must be 0..19")))
+        << bad;
+  }
+}
+
 TEST(ServiceConfig, KafkaPropertiesComeFromFileThenFlags) {
   TempDir dir;
   const std::string path =
