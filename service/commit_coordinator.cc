@@ -47,6 +47,7 @@ void CommitCoordinator::begin() {
 CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Result result) {
   if (result == TransactionalOutput::Result::kFatal) {
     fatal_ = true;
+    producer_failed_ = true;
     committing_.clear();
     return Outcome::kFatal;
   }
@@ -155,12 +156,22 @@ CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
   if (uncommitted_records_ == 0 && !output_.hasOpenWork()) return Outcome::kNone;
   if (output_.abort(/*outputs_failed=*/false) == TransactionalOutput::Result::kFatal) {
     fatal_ = true;
+    producer_failed_ = true;
     return Outcome::kFatal;
   }
   uncommitted_records_ = 0;
   interval_.clear();
   tasks_.rewindAll();
   return Outcome::kAborted;
+}
+
+void CommitCoordinator::resumeWithNewProducer() {
+  fatal_ = false;
+  producer_failed_ = false;
+  uncommitted_records_ = 0;
+  committing_.clear();
+  interval_.clear();  // counted only once committed: what was processed is processed again
+  last_commit_started_ = Clock::now();
 }
 
 bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {

@@ -25,7 +25,10 @@ namespace fraud::service {
 //   it in steady state), and nothing after a fatal error.
 // - Output held while a commit is in flight stays under max_held_bytes: mustWait() says when the
 //   ingest thread has to wait for the commit before processing more.
-// - After a fatal error (fenced) nothing commits, aborts or persists again; fatal() stays true.
+// - After a fatal error nothing commits, aborts or persists again; fatal() stays true, unless
+//   the producer was what failed (producerFailed()) and the stream thread replaced it, closing
+//   every task dirty first: resumeWithNewProducer() then starts afresh. A local checkpoint that
+//   cannot be written stays fatal.
 //
 // Thread-safety: ingest thread only.
 class CommitCoordinator {
@@ -79,6 +82,12 @@ class CommitCoordinator {
   [[nodiscard]] bool persist(const std::vector<int32_t>& partitions = {});
 
   [[nodiscard]] bool fatal() const { return fatal_; }
+  // The fatal error is the producer's (fenced, a transaction state the broker refused, the
+  // immediate alerts' producer failed): replacing the producers may cure it.
+  [[nodiscard]] bool producerFailed() const { return fatal_ && producer_failed_; }
+  // After a producer failure, once every task is closed and the producers are replaced (the
+  // output attached to the new one): nothing uncommitted, nothing in flight, not fatal.
+  void resumeWithNewProducer();
   [[nodiscard]] bool committing() const { return output_.committing(); }
   [[nodiscard]] bool blocked() const { return output_.blocked(); }
   // How long the poll loop may wait for input before the next commit is due.
@@ -99,6 +108,7 @@ class CommitCoordinator {
   ServiceMetrics* metrics_;    // may be null (tests)
 
   bool fatal_ = false;
+  bool producer_failed_ = false;      // the fatal error is the producer's, not the disk's
   uint64_t uncommitted_records_ = 0;  // processed since the last commit began
   Clock::time_point last_commit_started_ = Clock::now();
   Clock::time_point last_persist_ = Clock::now();

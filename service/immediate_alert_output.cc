@@ -32,28 +32,53 @@ std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
   props.erase("transactional.id");
   props.try_emplace("linger.ms", "1");
   props.try_emplace("client.id", "fraud-detector-alerts");
-  auto conf = kafka::makeKafkaConf(props, error);
-  if (!conf) return nullptr;
-  std::unique_ptr<ImmediateAlertOutput> output(new ImmediateAlertOutput(metrics));
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), &ImmediateAlertOutput::onDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), output.get());
-  output->producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!output->producer_) return nullptr;
+  std::unique_ptr<ImmediateAlertOutput> output(new ImmediateAlertOutput(std::move(props), metrics));
+  if (!output->makeProducer(error)) return nullptr;
   return output;
 }
 
+bool ImmediateAlertOutput::makeProducer(std::string& error) {
+  auto conf = kafka::makeKafkaConf(properties_, error);
+  if (!conf) return false;
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &ImmediateAlertOutput::onDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), this);
+  producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  return producer_ != nullptr;
+}
+
 void ImmediateAlertOutput::warmUp(const std::string& topic) {
+  warm_topic_ = topic;
   // The partition leaders now, not on the first alerts (librdkafka asks for them lazily).
   (void)kafka::describeTopic(producer_.get(), topic, 5000);
 }
 
-ImmediateAlertOutput::~ImmediateAlertOutput() {
+ImmediateAlertOutput::~ImmediateAlertOutput() { dropProducer(); }
+
+void ImmediateAlertOutput::dropProducer() {
   // Delivery reports of what is still queued would call into this object: purge first.
   if (producer_) {
     rd_kafka_purge(producer_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     rd_kafka_poll(producer_.get(), 0);
     producer_.reset();
   }
+}
+
+bool ImmediateAlertOutput::failed() const {
+  char reason[256];
+  return producer_ && rd_kafka_fatal_error(producer_.get(), reason, sizeof(reason)) != 0;
+}
+
+bool ImmediateAlertOutput::restart(std::string& error) {
+  dropProducer();
+  {
+    std::lock_guard lock(mu_);
+    outstanding_.clear();  // no report will come for these
+  }
+  // The tasks that sent them were closed: their records, and alerts, come again.
+  failures_unchecked_.store(0);
+  if (!makeProducer(error)) return false;
+  if (!warm_topic_.empty()) warmUp(warm_topic_);
+  return true;
 }
 
 void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,
@@ -109,7 +134,9 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
   }
 }
 
-void ImmediateAlertOutput::poll() { rd_kafka_poll(producer_.get(), 0); }
+void ImmediateAlertOutput::poll() {
+  if (producer_) rd_kafka_poll(producer_.get(), 0);
+}
 
 CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -119,6 +146,7 @@ CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
     target = last_seq_;
   }
   char reason[256];
+  if (!producer_) return CommitReadiness::kFatal;
   // Until no alert numbered up to `target` is outstanding. Reports are served here too (the
   // ingest thread serves them between batches).
   while (true) {
@@ -144,7 +172,7 @@ CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
 }
 
 bool ImmediateAlertOutput::flush(int timeout_ms) {
-  return rd_kafka_flush(producer_.get(), timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+  return producer_ && rd_kafka_flush(producer_.get(), timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR &&
          failures_unchecked_.load() == 0;
 }
 

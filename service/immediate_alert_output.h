@@ -28,8 +28,14 @@ namespace fraud::service {
 // committed state: the alert is sent again, with the same idempotency key and content. So no
 // alert is lost, and a key repeats only after a fault (an abort, a crash, a lost partition).
 //
-// Thread-safety: send() and poll() on the ingest thread; flushForCommit() on the committer
-// thread; librdkafka runs the delivery reports on whichever thread polls.
+// An idempotent producer can fail for good (a sequence the broker cannot accept):
+// flushForCommit() then says kFatal, and the stream thread recovers (ProducerRecovery) by closing
+// its tasks dirty and restart()ing this producer. The alerts it never acknowledged are sent
+// again as the records behind them are processed again.
+//
+// Thread-safety: send(), poll(), failed() and restart() on the ingest thread (restart() only
+// with no commit in flight); flushForCommit() on the committer thread; librdkafka runs the
+// delivery reports on whichever thread polls.
 class ImmediateAlertOutput final : public RecordCollector {
  public:
   struct Metrics {
@@ -58,6 +64,11 @@ class ImmediateAlertOutput final : public RecordCollector {
   // acknowledged (since the last call) or they did not all arrive within `timeout_ms`; kFatal
   // when the producer failed for good (nothing it sends will ever be acknowledged).
   [[nodiscard]] CommitReadiness flushForCommit(int timeout_ms);
+  // The producer failed for good (librdkafka's fatal error): only restart() cures it.
+  [[nodiscard]] bool failed() const;
+  // Drops the producer and what it still holds (counted as failed deliveries) and makes a new
+  // one from the same properties; false with `error` set when librdkafka refuses.
+  [[nodiscard]] bool restart(std::string& error);
   // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
   [[nodiscard]] bool flush(int timeout_ms);
 
@@ -65,12 +76,17 @@ class ImmediateAlertOutput final : public RecordCollector {
   [[nodiscard]] uint64_t failures() const { return failures_.load(); }
 
  private:
-  explicit ImmediateAlertOutput(Metrics metrics) : metrics_(metrics) {}
+  ImmediateAlertOutput(kafka::KafkaProperties properties, Metrics metrics)
+      : properties_(std::move(properties)), metrics_(metrics) {}
+  [[nodiscard]] bool makeProducer(std::string& error);
+  void dropProducer();
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
 
   // The alert's delivery report came (acknowledged or not): it is no longer outstanding.
   void settle(uint64_t seq);
 
+  kafka::KafkaProperties properties_;
+  std::string warm_topic_;  // warmed up again by restart()
   Metrics metrics_;
   kafka::KafkaHandle producer_;
   std::atomic<uint64_t> failures_{0};            // ever

@@ -176,6 +176,13 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                         .Help("Transactional ids of departed partition owners fenced on a "
                               "partition's arrival (their open transaction aborted at once)")
                         .Register(registry)),
+      producer_recoveries(BuildCounter()
+                              .Name("fraud_producer_recoveries_total")
+                              .Help("Fatal producer errors recovered from: every task closed "
+                                    "dirty (uncommitted work processed again) and the producer "
+                                    "replaced under the same transactional id")
+                              .Register(registry)
+                              .Add({})),
       assigned_partitions(BuildGauge()
                               .Name("fraud_assigned_partitions")
                               .Help("Input partitions assigned to this instance")

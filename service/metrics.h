@@ -126,6 +126,9 @@ class ServiceMetrics {
   // fraud_fenced_owners_total{result}: departed owners' transactional ids fenced (their open
   // transaction aborted at once) on a partition's arrival; result ok or failed.
   prometheus::Family<prometheus::Counter>& fenced_owners;
+  // fraud_producer_recoveries_total: fatal producer errors recovered from (every task closed
+  // dirty, the producer replaced; ProducerRecovery).
+  prometheus::Counter& producer_recoveries;
   prometheus::Gauge& assigned_partitions;
   // Warm copies of partitions owned elsewhere (--standby-replicas), per partition:
   // fraud_standby_lag_records (changelog records the copy lacked when its last catch-up began)

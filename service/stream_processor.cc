@@ -22,8 +22,6 @@ constexpr int kAlertsFlushTimeoutMs = 30'000;
 // plenty.
 using kafka::coarseWallClockMs;
 
-std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
-
 size_t propertyOr(const kafka::KafkaProperties& properties, const std::string& name,
                   size_t fallback) {
   const auto it = properties.find(name);
@@ -75,11 +73,9 @@ std::optional<std::string> StreamProcessor::start() {
   producer_props.try_emplace("queue.buffering.max.messages", "1000000");
   // librdkafka's default (1 GiB) would let the producer queue alone outgrow the pod.
   producer_props.try_emplace("queue.buffering.max.kbytes", "262144");
-  auto producer_conf = kafka::makeKafkaConf(producer_props, error);
-  if (!producer_conf) return "producer configuration: " + error;
-  TransactionalOutput::installDeliveryReports(producer_conf.get());
-  producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(producer_conf), error);
-  if (!producer_) return "producer: " + error;
+  if (auto conf = kafka::makeKafkaConf(producer_props, error); !conf) {
+    return "producer configuration: " + error;
+  }
 
   // Admin requests go through a client of their own: librdkafka 2.0.2's main thread can stall
   // a transactional producer's transaction calls behind a slow admin request (seen against
@@ -95,15 +91,11 @@ std::optional<std::string> StreamProcessor::start() {
           propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes))) {
     return e;
   }
-  if (kafka::KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000)); e) {
-    return "init transactions: " + errorText(e.get());
-  }
-  // The producer learns each output topic's partition leaders now, not inside the first
-  // transactions (librdkafka then holds those commits for up to a second while it asks).
-  for (const auto* topic : {&config_.alerts_topic, &config_.dlq_topic, &config_.changelog_topic}) {
-    (void)kafka::describeTopic(producer_.get(), *topic, 5000);
-  }
-  output_ = std::make_unique<TransactionalOutput>(producer_.get());
+  producer_ = std::make_unique<TransactionalProducer>(
+      producer_props,
+      std::vector<std::string>{config_.alerts_topic, config_.dlq_topic, config_.changelog_topic});
+  if (auto e = producer_->start()) return e;
+  output_ = std::make_unique<TransactionalOutput>(producer_->get());
   if (const char* hold = std::getenv("FRAUD_TEST_HOLD_COMMIT_FILE"); hold != nullptr && *hold) {
     output_->holdCommitsForTesting(hold);
   }
@@ -186,15 +178,26 @@ std::optional<std::string> StreamProcessor::start() {
         }
       },
       [this] { return db_.cachedBytes(); }, interval_, &metrics_);
+  recovery_ = std::make_unique<ProducerRecovery>([this] { return replaceProducers(); },
+                                                 &metrics_.producer_recoveries);
   thread_ = std::make_unique<StreamThread>(
-      config_,
-      StreamThread::Clients{consumer_.get(), producer_.get(),
-                            alerts_ ? alerts_->producer() : nullptr},
-      *tasks_, *commits_, interval_, *restorer_, query_, db_, metrics_, fencer_.get());
+      config_, StreamThread::Clients{consumer_.get(), producer_.get(), alerts_.get()}, *tasks_,
+      *commits_, interval_, *restorer_, query_, db_, metrics_, fencer_.get(), recovery_.get());
   query_.attach(*tasks_, *admin_, admin_->inputPartitions());
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.
   if (!config_.embedded_kafka) admin_->startOwnerRefresh(kOwnersRefresh);
+  return std::nullopt;
+}
+
+std::optional<std::string> StreamProcessor::replaceProducers() {
+  output_->detachProducer();
+  if (alerts_ && alerts_->failed()) {
+    std::string error;
+    if (!alerts_->restart(error)) return "alert producer: " + error;
+  }
+  if (auto e = producer_->restart()) return e;
+  output_->attachProducer(producer_->get());
   return std::nullopt;
 }
 

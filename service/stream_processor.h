@@ -16,6 +16,7 @@
 #include "service/kafka_input.h"
 #include "service/metrics.h"
 #include "service/partition_task.h"
+#include "service/producer_recovery.h"
 #include "service/standby_replicas.h"
 #include "service/state_query.h"
 #include "service/stream_thread.h"
@@ -23,6 +24,7 @@
 #include "service/topic_admin.h"
 #include "service/transaction_fencer.h"
 #include "service/transactional_output.h"
+#include "service/transactional_producer.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -63,6 +65,9 @@ class StreamProcessor final {
   // The fencer of departed owners' transactions, unless members cannot be told apart.
   // The standby restorer and its rounds (--standby-replicas); nothing without them.
   [[nodiscard]] std::optional<std::string> startStandbys(const kafka::KafkaProperties& common);
+  // After a fatal producer error (ProducerRecovery): the alerts' producer made again if it
+  // failed, the transactional producer always, the output attached to the new one.
+  [[nodiscard]] std::optional<std::string> replaceProducers();
   [[nodiscard]] std::optional<std::string> startFencer(const kafka::KafkaProperties& producer_props,
                                                        const std::string& client_id);
 
@@ -76,7 +81,7 @@ class StreamProcessor final {
   size_t max_dead_letter_bytes_ = 0;
 
   // Created by start(), in this order; destroyed in reverse.
-  kafka::KafkaHandle producer_;
+  std::unique_ptr<TransactionalProducer> producer_;
   kafka::KafkaHandle admin_client_;
   kafka::KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
@@ -93,6 +98,7 @@ class StreamProcessor final {
   std::unique_ptr<TaskContext> context_;
   std::unique_ptr<TaskManager> tasks_;
   std::unique_ptr<CommitCoordinator> commits_;
+  std::unique_ptr<ProducerRecovery> recovery_;
   std::unique_ptr<StreamThread> thread_;
 };
 

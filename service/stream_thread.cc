@@ -28,7 +28,8 @@ std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
 StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                            CommitCoordinator& commits, IntervalMetrics& interval,
                            RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
-                           ServiceMetrics& metrics, TransactionFencer* fencer)
+                           ServiceMetrics& metrics, TransactionFencer* fencer,
+                           ProducerRecovery* recovery)
     : config_(config),
       clients_(clients),
       tasks_(tasks),
@@ -38,7 +39,8 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
       query_(query),
       db_(db),
       metrics_(metrics),
-      fencer_(fencer) {}
+      fencer_(fencer),
+      recovery_(recovery) {}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
   auto subscription = kafka::makePartitionList(1);
@@ -57,12 +59,13 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   // incremental rebalance lands during the call.)
   std::vector<Polled> batch;
   batch.reserve(kConsumeBatch);
-  while (!stop.load() && !commits_.fatal()) {
+  while (!stop.load()) {
+    if (commits_.fatal() && !recoverFromFatal()) break;
     for (const int32_t p : tasks_.activateRestored()) {
       metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
     }
     tasks_.maintainStandbys();
-    if (commits_.poll() == CommitCoordinator::Outcome::kFatal) break;
+    if (commits_.poll() == CommitCoordinator::Outcome::kFatal) continue;
     releaseHeldInput();
     collect(batch, commits_.pollTimeoutMs(kPollMs));
     if (!batch.empty()) {
@@ -82,9 +85,9 @@ int StreamThread::run(const std::atomic<bool>& stop) {
       }
     }
     // The committer thread serves delivery reports while a commit is in flight.
-    if (!commits_.committing()) rd_kafka_poll(clients_.producer, 0);
-    if (clients_.alerts_producer != nullptr) rd_kafka_poll(clients_.alerts_producer, 0);
-    if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) break;
+    if (!commits_.committing()) clients_.producer->poll();
+    if (clients_.alerts != nullptr) clients_.alerts->poll();
+    if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) continue;
     query_.setOutputsBlocked(commits_.blocked());
     if (Clock::now() - last_gauges_ >= kGaugeInterval) refreshGauges();
   }
@@ -163,6 +166,37 @@ void StreamThread::releaseHeldInput() {
   tasks_.resumeAll();
   metrics_.ingest_wait_held_output.Observe(
       std::chrono::duration<double>(Clock::now() - held_since_).count());
+}
+
+std::string StreamThread::producerFailure() const {
+  if (auto error = clients_.producer->fatalError()) return *error;
+  if (clients_.alerts != nullptr && clients_.alerts->failed()) {
+    return "the immediate alerts' producer failed";
+  }
+  return "a transactional call failed for good";
+}
+
+bool StreamThread::recoverFromFatal() {
+  if (recovery_ == nullptr || !commits_.producerFailed()) return false;
+  const std::string reason = producerFailure();
+  // Every task closed dirty, as if its partition were lost: what it did since its last commit
+  // is thrown away with it, and local disk only ever took committed state.
+  const std::vector<int32_t> held = tasks_.partitions();
+  tasks_.remove(held);
+  for (const int32_t p : held) dropPartitionGauges(p);
+  input_held_ = false;  // the new tasks resume their input as they are restored
+  if (!recovery_->recover(reason)) return false;
+  commits_.resumeWithNewProducer();
+  // The same partitions, taken again from their committed checkpoints and the changelog.
+  if (!held.empty()) {
+    for (const int32_t p : held) {
+      metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(0);
+    }
+    tasks_.assign(held);
+  }
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  spdlog::warn("recovered from the producer failure: restoring {} partition(s)", held.size());
+  return true;
 }
 
 void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {
@@ -321,12 +355,11 @@ int StreamThread::shutdown() {
   if (status == 0) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    rd_kafka_flush(clients_.producer, static_cast<int>(std::max<int64_t>(0, left.count())));
+    clients_.producer->flush(static_cast<int>(std::max<int64_t>(0, left.count())));
   } else {
     // Nothing left may commit: drop what the producer still holds, so that destroying it does
     // not wait for records no transaction will take.
-    rd_kafka_purge(clients_.producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_poll(clients_.producer, 0);
+    clients_.producer->purge();
   }
   if (Clock::now() > deadline) {
     spdlog::error("clean stop took longer than --shutdown-timeout-ms");

@@ -7,13 +7,16 @@
 
 #include "service/commit_coordinator.h"
 #include "service/config.h"
+#include "service/immediate_alert_output.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/metrics.h"
+#include "service/producer_recovery.h"
 #include "service/restore_queue.h"
 #include "service/state_query.h"
 #include "service/task_manager.h"
 #include "service/transaction_fencer.h"
+#include "service/transactional_producer.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -34,22 +37,33 @@ namespace fraud::service {
 // any, is fenced at the same time (TransactionFencer), so that a transaction it left open does
 // not hold the restore back.
 //
+// A fatal producer error (fenced, a transaction state the broker refused, the immediate alerts'
+// producer failed for good) does not stop the loop while ProducerRecovery allows (Kafka Streams'
+// TaskMigratedException under exactly-once): every task is closed dirty, so nothing uncommitted
+// survives and each partition's state comes back from its last committed checkpoint and the
+// changelog; the producers are replaced (the same transactional.id initialised again, which
+// aborts what the failed one left open); and the partitions this member holds are taken again
+// as a new assignment. The group membership is the consumer's and is left alone: had it gone
+// stale, the consumer's own rebalance (partitions lost) follows, and a zombie's offsets are
+// refused by their group generation (KIP-447).
+//
 // Thread-safety: run() and the rebalance callback on the ingest thread; nothing else.
 class StreamThread {
  public:
   struct Clients {
     rd_kafka_t* consumer;
-    rd_kafka_t* producer;
-    rd_kafka_t* alerts_producer = nullptr;  // --alert-delivery immediate only
+    TransactionalProducer* producer;
+    ImmediateAlertOutput* alerts = nullptr;  // --alert-delivery immediate only
   };
+  // `recovery` null: a fatal error stops the loop at once.
   StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                CommitCoordinator& commits, IntervalMetrics& interval, RestoreQueue& restorer,
                StateQuery& query, state::StateDb& db, ServiceMetrics& metrics,
-               TransactionFencer* fencer = nullptr);
+               TransactionFencer* fencer = nullptr, ProducerRecovery* recovery = nullptr);
 
   // Subscribes and consumes until `stop`, then commits, checkpoints and leaves the group.
   // Returns the exit status: 0 for a clean stop within the deadline, 1 after a fatal error
-  // (the consumer is closed either way).
+  // that could not be recovered from (the consumer is closed either way).
   [[nodiscard]] int run(const std::atomic<bool>& stop);
 
   // The consumer's rebalance callback (the opaque pointer given to librdkafka leads here).
@@ -70,6 +84,10 @@ class StreamThread {
   // The commit that held input back is through: resume every active partition at its task's
   // position.
   void releaseHeldInput();
+  // After a fatal error: closes every task dirty, replaces the producers and takes the held
+  // partitions again. False when the error is not the producer's or recovery refused.
+  [[nodiscard]] bool recoverFromFatal();
+  [[nodiscard]] std::string producerFailure() const;
   void assign(rd_kafka_topic_partition_list_t* partitions);
   void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
   void dropPartitionGauges(int32_t partition);
@@ -86,7 +104,8 @@ class StreamThread {
   StateQuery& query_;
   state::StateDb& db_;
   ServiceMetrics& metrics_;
-  TransactionFencer* fencer_;  // may be null (embedded cluster, tests)
+  TransactionFencer* fencer_;   // may be null (embedded cluster, tests)
+  ProducerRecovery* recovery_;  // may be null (tests): no recovery
   bool cooperative_ = true;
   bool input_held_ = false;  // every partition paused until the commit in flight is through
   Clock::time_point held_since_{};

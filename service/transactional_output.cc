@@ -38,8 +38,12 @@ std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_str
 void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
   rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* message, void*) {
     if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
-                   rd_kafka_err2str(message->err));
+      // Purged records (a stop or a recovery after a fatal error) were given up on purpose.
+      if (message->err != RD_KAFKA_RESP_ERR__PURGE_QUEUE &&
+          message->err != RD_KAFKA_RESP_ERR__PURGE_INFLIGHT) {
+        spdlog::warn("delivery to {} failed: {}", rd_kafka_topic_name(message->rkt),
+                     rd_kafka_err2str(message->err));
+      }
       return;
     }
     if (message->_private != nullptr) {
@@ -74,8 +78,33 @@ TransactionalOutput::~TransactionalOutput() {
   wake_.notify_all();
   committer_.join();
   // Reports of records still queued would point into this object: drop them first.
-  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-  rd_kafka_poll(producer_, 0);
+  if (producer_ != nullptr) {
+    rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(producer_, 0);
+  }
+}
+
+void TransactionalOutput::detachProducer() {
+  fatal_ = true;
+  if (producer_ != nullptr) {
+    rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_poll(producer_, 0);
+  }
+  (void)abort(/*outputs_failed=*/true);  // fatal: forgets the transaction, calls nothing
+  open_ = false;
+  committed_checkpoints_.clear();
+  std::lock_guard lock(mu_);
+  producer_ = nullptr;
+  result_.reset();
+  request_.reset();
+}
+
+void TransactionalOutput::attachProducer(rd_kafka_t* producer) {
+  {
+    std::lock_guard lock(mu_);
+    producer_ = producer;
+  }
+  fatal_ = false;
 }
 
 void TransactionalOutput::send(const std::string& topic, int32_t partition, std::string_view key,

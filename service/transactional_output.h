@@ -30,8 +30,10 @@ namespace fraud::service {
 // heldBytes(), which the caller bounds) and sent in the next transaction once the commit is
 // through. So the broker's time to acknowledge a transaction overlaps with processing.
 //
-// After a fatal error (the producer was fenced: another instance has our transactional id)
-// nothing is sent again and every call reports kFatal.
+// After a fatal error (the producer failed for good: fenced by another instance with our
+// transactional id, or a transaction state the broker refused) nothing is sent and every call
+// reports kFatal, until the stream thread recovers: detachProducer() drops everything of the
+// failed producer, attachProducer() goes on with its replacement (ProducerRecovery).
 //
 // Thread-safety: every public method is for the ingest thread only; the committer thread is
 // internal.
@@ -44,7 +46,8 @@ class TransactionalOutput final : public RecordCollector {
   // the producer's configuration before creating the producer.
   static void installDeliveryReports(rd_kafka_conf_t* conf);
 
-  // `producer` must have transactions initialised and outlive this object.
+  // `producer` must have transactions initialised and outlive this object (or its
+  // detachProducer()).
   explicit TransactionalOutput(rd_kafka_t* producer);
 
   // Times the records sent to `topic` (the alerts): from send() to the start of the commit that
@@ -95,6 +98,14 @@ class TransactionalOutput final : public RecordCollector {
   // when the reason is that outputs could not be written (blocked() then reports it).
   [[nodiscard]] Result abort(bool outputs_failed);
 
+  // After a fatal error, no commit in flight: drops what the failed producer still holds (its
+  // queue purged, the reports of what was dropped served) and everything of the failed
+  // transaction; the output stays fatal, holding no producer, until attachProducer().
+  void detachProducer();
+  // Goes on with `producer` (transactions initialised, outliving this object or the next
+  // detachProducer()): nothing open, nothing held, no longer fatal.
+  void attachProducer(rd_kafka_t* producer);
+
   // Outputs could not be written since the last successful commit.
   [[nodiscard]] bool blocked() const { return blocked_; }
   [[nodiscard]] bool fatal() const { return fatal_; }
@@ -142,7 +153,7 @@ class TransactionalOutput final : public RecordCollector {
   using TimePoint = std::chrono::steady_clock::time_point;
   void observeCommitted();
 
-  rd_kafka_t* producer_;
+  rd_kafka_t* producer_;  // written under mu_ (attachProducer()), with no commit in flight
   const std::string* timed_topic_ = nullptr;
   prometheus::Histogram* commit_wait_ = nullptr;
   prometheus::Histogram* commit_histogram_ = nullptr;

@@ -1,0 +1,31 @@
+#include "service/producer_recovery.h"
+
+#include <spdlog/spdlog.h>
+
+namespace fraud::service {
+
+ProducerRecovery::ProducerRecovery(std::function<std::optional<std::string>()> replace,
+                                   prometheus::Counter* recoveries)
+    : replace_(std::move(replace)), recoveries_(recoveries) {}
+
+bool ProducerRecovery::recover(std::string_view reason, Clock::time_point now) {
+  while (!recent_.empty() && now - recent_.front() >= kWindow) recent_.pop_front();
+  if (recent_.size() >= kMaxRecoveries) {
+    spdlog::critical("producer failed for good ({}) after {} recoveries within {} min: giving up",
+                     reason, recent_.size(), kWindow.count());
+    return false;
+  }
+  recent_.push_back(now);
+  spdlog::warn(
+      "producer failed for good ({}): uncommitted work dropped, replacing the producer "
+      "(recovery {} of at most {} within {} min)",
+      reason, recent_.size(), kMaxRecoveries, kWindow.count());
+  if (auto error = replace_()) {
+    spdlog::critical("cannot replace the failed producer: {}", *error);
+    return false;
+  }
+  if (recoveries_ != nullptr) recoveries_->Increment();
+  return true;
+}
+
+}  // namespace fraud::service

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <prometheus/counter.h>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fraud::service {
+
+// The bound on recovering from fatal producer errors (Kafka Streams' TaskMigratedException and
+// StreamsProducer.resetProducer() under exactly-once): the stream thread closes its tasks dirty,
+// and `replace` makes the failed producers anew (the transactional one with the same
+// transactional.id, which aborts whatever the failed one left open). A failure that keeps coming
+// back is not a broker's failover but a fault recovery cannot cure (another live instance with
+// our transactional id, an ACL): past kMaxRecoveries within kWindow, or when `replace` itself
+// fails, recover() says no and the service stops with exit status 1 as before, for its
+// supervisor to restart it.
+//
+// Thread-safety: the ingest thread only.
+class ProducerRecovery {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // At most this many recoveries within kWindow: the next fatal error within it stops the
+  // service. A broker failover costs one; five leave room for a rolling restart of a cluster.
+  static constexpr size_t kMaxRecoveries = 5;
+  static constexpr std::chrono::minutes kWindow{5};
+
+  // `replace` makes the failed producers anew: nothing on success, else why it could not.
+  // `recoveries` (fraud_producer_recoveries_total) may be null (tests).
+  ProducerRecovery(std::function<std::optional<std::string>()> replace,
+                   prometheus::Counter* recoveries);
+
+  // After a fatal producer error (`reason`), with the tasks already closed: replaces the
+  // producers unless the bound is spent. True when the stream thread may go on.
+  [[nodiscard]] bool recover(std::string_view reason, Clock::time_point now = Clock::now());
+
+ private:
+  std::function<std::optional<std::string>()> replace_;
+  prometheus::Counter* recoveries_;
+  std::deque<Clock::time_point> recent_;  // recoveries within the last kWindow
+};
+
+}  // namespace fraud::service

@@ -1,0 +1,84 @@
+#include "service/transactional_producer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "service/kafka/admin.h"
+#include "service/transactional_output.h"
+
+namespace fraud::service {
+namespace {
+
+constexpr int kWarmUpTimeoutMs = 5'000;
+
+}  // namespace
+
+TransactionalProducer::TransactionalProducer(kafka::KafkaProperties properties,
+                                             std::vector<std::string> warm_topics,
+                                             int init_timeout_ms)
+    : properties_(std::move(properties)),
+      warm_topics_(std::move(warm_topics)),
+      init_timeout_ms_(init_timeout_ms) {}
+
+std::optional<std::string> TransactionalProducer::start() {
+  std::string error;
+  auto conf = kafka::makeKafkaConf(properties_, error);
+  if (!conf) return "producer configuration: " + error;
+  TransactionalOutput::installDeliveryReports(conf.get());
+  handle_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!handle_) return "producer: " + error;
+  // A coordinator failing over (the reason we may be here) answers late: a retriable error is
+  // retried within the patience, as librdkafka allows.
+  const auto give_up_at =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(init_timeout_ms_);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up_at - std::chrono::steady_clock::now());
+    kafka::KafkaError e(rd_kafka_init_transactions(
+        handle_.get(), static_cast<int>(std::max<int64_t>(1'000, left.count()))));
+    if (!e) break;
+    const std::string text = rd_kafka_error_string(e.get());
+    if (!rd_kafka_error_is_retriable(e.get()) || std::chrono::steady_clock::now() >= give_up_at) {
+      handle_.reset();
+      return "init transactions: " + text;
+    }
+    spdlog::warn("init transactions: {}; retrying", text);
+  }
+  // Leaders now, not inside the first transactions (librdkafka then holds those commits for up
+  // to a second while it asks).
+  for (const auto& topic : warm_topics_) {
+    (void)kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> TransactionalProducer::restart() {
+  handle_.reset();
+  return start();
+}
+
+std::optional<std::string> TransactionalProducer::fatalError() const {
+  if (!handle_) return std::nullopt;
+  char reason[512];
+  const auto err = rd_kafka_fatal_error(handle_.get(), reason, sizeof(reason));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  return std::string(rd_kafka_err2name(err)) + ": " + reason;
+}
+
+void TransactionalProducer::poll() {
+  if (handle_) rd_kafka_poll(handle_.get(), 0);
+}
+
+void TransactionalProducer::flush(int timeout_ms) {
+  if (handle_) rd_kafka_flush(handle_.get(), timeout_ms);
+}
+
+void TransactionalProducer::purge() {
+  if (!handle_) return;
+  rd_kafka_purge(handle_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(handle_.get(), 0);
+}
+
+}  // namespace fraud::service
