@@ -311,8 +311,9 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
       return Result::kCommitted;
     }
     if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("commit transaction: {} (fatal: another instance took over?)",
-                       errorText(e.get()));
+      spdlog::error(
+          "commit transaction: {} (fatal to this producer: it is replaced, or the service stops)",
+          errorText(e.get()));
       return Result::kFatal;
     }
     if (rd_kafka_error_txn_requires_abort(e.get())) {
