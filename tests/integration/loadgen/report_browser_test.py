@@ -30,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-from report_page_reading import WINDOW, DomCharts, colour_counts, embedded_data, fail, near, read
+from report_page_reading import WINDOW, DomCharts, colour_counts, embedded_data, fail, near
 
 CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles",
           "chart-lateness"]
@@ -55,6 +55,14 @@ def wait_for(what, condition, timeout_s, process=None):
             fail(f"the service exited ({process.returncode}) while waiting for {what}")
         time.sleep(0.1)
     fail(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
 
 
 def ready(port):

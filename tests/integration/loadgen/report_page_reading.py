@@ -17,14 +17,6 @@ def fail(message):
     sys.exit(1)
 
 
-def read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
-
-
 class DomCharts(html.parser.HTMLParser):
     """Each chart svg: its data-points, polyline coordinate pairs and bars (their counts, and
     theirs beyond the limit); the verdict text; the dropped-share cells (data-share, text)."""
