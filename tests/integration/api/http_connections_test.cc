@@ -152,6 +152,7 @@ TEST_F(ApiServerTest, ManyConcurrentConnectionsWhileTheViewChanges) {
     }
   };
   std::vector<std::thread> clients;
+  clients.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
       HttpClient client(port_);

@@ -2,10 +2,9 @@
 // what a stall is reported with.
 #include "tests/integration/service/poison_kill_loop_fixture.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <random>
 #include <set>

@@ -69,7 +69,8 @@ inline RunSeries sampleRun() {
   for (int i = 0; i < 21; ++i) s.sent_per_second.push_back(i == 20 ? 400 : 1000 + (i % 3));
   for (int i = 0; i < 25; ++i) s.lag.push_back({kStart + i * kSecond, i < 20 ? 100 * i : 0});
   for (int i = 0; i < 200; ++i) {
-    s.latencies.push_back({kStart + (i / 10) * kSecond, (50 + (i * 37) % 450) * 1'000'000});
+    s.latencies.push_back(
+        {kStart + (i / 10) * kSecond, (50 + (i * 37) % 450) * int64_t{1'000'000}});
   }
   s.summary = ordered_json::parse(R"({
     "records": 20400, "kinds": {"organic": 20000, "fraud": 400},
