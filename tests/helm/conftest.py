@@ -116,3 +116,27 @@ def container(pod_owner, name=None):
 def pod_spec(owner):
     spec = owner["spec"]
     return spec["template"]["spec"] if "template" in spec else spec
+
+
+
+# Values the tests of several files render with.
+ALL_SECRETS = {
+    "secrets": {
+        "cardHashKey": {"existingSecret": "card-key", "key": "k"},
+        "apiToken": {"existingSecret": "api-token", "key": "t"},
+        "tls": {"existingSecret": "api-tls", "certKey": "c.pem", "keyKey": "k.pem"},
+        "kafka": {"existingSecret": "kafka-client", "configKey": "client.properties"},
+    }
+}
+
+
+# A load-generator Job in a release whose input topic is a test topic.
+LOADGEN = {"enabled": True, "allowInputTopic": True}
+
+MONITORING = {"metrics": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True},
+                          "grafanaDashboard": {"enabled": True}}}
+
+
+def configmap_env(m):
+    return m.one("ConfigMap")["data"] if len(m.all("ConfigMap")) == 1 else next(
+        c for c in m.all("ConfigMap") if not c["metadata"]["name"].endswith("-dashboard"))["data"]

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_edge_cases  # noqa: E402
+from fixed_cases import fixed_cases  # noqa: E402
+import spec_record  # noqa: E402
 import spec_reference  # noqa: E402
 
 CARD_HASH_KEY = "differential-test-key-of-32-bytes-\u00e9"
@@ -100,8 +102,8 @@ def run_binary(binary: str, path: str, params: ParamSet) -> Outcome:
     if not stderr_lines:
         raise RuntimeError("binary wrote no summary line on stderr")
     # The binary's output must itself be strict JSON (valid UTF-8, no lone surrogates...).
-    alerts = [spec_reference.strict_json_loads(line) for line in alert_lines]
-    return Outcome(alerts=alerts, summary=spec_reference.strict_json_loads(stderr_lines[-1].encode()))
+    alerts = [spec_record.strict_json_loads(line) for line in alert_lines]
+    return Outcome(alerts=alerts, summary=spec_record.strict_json_loads(stderr_lines[-1].encode()))
 
 
 def run_reference(data: bytes, params: ParamSet) -> Outcome:
@@ -183,7 +185,7 @@ def repro_command(binary: str, path: str, params: ParamSet) -> str:
 
 
 def run_seeds(args) -> int:
-    jobs = [(f"fixed-{name}", data, 0, ParamSet(name, *p)) for name, data, p in gen_edge_cases.fixed_cases()]
+    jobs = [(f"fixed-{name}", data, 0, ParamSet(name, *p)) for name, data, p in fixed_cases()]
     jobs += [(f"seed{seed}-{p.name}", None, seed, p)
              for seed in range(args.first_seed, args.first_seed + args.seeds) for p in PARAM_SETS]
     streams = alerts = mismatches = 0

@@ -20,111 +20,16 @@ Usage: gen_edge_cases.py --seed N --records N --out FILE [--window-ms W --grace-
 from __future__ import annotations
 
 import argparse
-import datetime
 import random
 import sys
 from dataclasses import dataclass
+
+from json_text import enc_string, encode_object, random_json_value, rfc3339
 
 MAX_EVENT_TIME_MS = 253_402_300_799_999
 CARD_POOL = ["4111111111111111", "tok_A~b!c", "5500-0000-0000-0004", "CARD", "card",
              "x" * 64, "!#$%&'()*+,-./:;<=>?@[]^_`{|}~"]
 COUNTRY_POOL = ["US", "FR", "DE", "GB", "JP", "BR", "NZ", "ZA"]
-
-
-# --------------------------------------------------------------------------- JSON writing
-
-
-def _hex4(rng: random.Random, code: int) -> str:
-    h = f"{code:04x}"
-    return "\\u" + (h.upper() if rng.random() < 0.5 else h)
-
-
-def enc_string(rng: random.Random, s: str, escape_rate: float = 0.05) -> str:
-    """A JSON string literal for s, with random (valid) escaping."""
-    out = ['"']
-    short = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    for ch in s:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"' if rng.random() < 0.8 else _hex4(rng, code))
-        elif ch == "\\":
-            out.append("\\\\" if rng.random() < 0.8 else _hex4(rng, code))
-        elif code < 0x20:
-            out.append(short[ch] if ch in short and rng.random() < 0.5 else _hex4(rng, code))
-        elif ch == "/" and rng.random() < 0.5:
-            out.append("\\/")
-        elif rng.random() < escape_rate:
-            if code > 0xFFFF:
-                v = code - 0x10000
-                out.append(_hex4(rng, 0xD800 + (v >> 10)) + _hex4(rng, 0xDC00 + (v & 0x3FF)))
-            else:
-                out.append(_hex4(rng, code))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def ws(rng: random.Random) -> str:
-    """RFC 8259 whitespace, usually none (never LF: a record is one line)."""
-    r = rng.random()
-    if r < 0.85:
-        return ""
-    return rng.choice([" ", "  ", "\t", " \t ", "\r", " \r\t"])
-
-
-def random_json_value(rng: random.Random, depth: int = 0) -> str:
-    """Any valid JSON value text (for fields the detector must ignore)."""
-    kinds = ["num", "str", "lit"] + (["arr", "obj"] if depth < 3 else [])
-    kind = rng.choice(kinds)
-    if kind == "num":
-        return rng.choice(["0", "-0", "12", "-7", "12.50", "0.0", "-0.0", "1e3", "1E+2", "2.5e-3",
-                           "123456789012", "9007199254740993", "-1.5E-7", "1.7976931348623157e308"])
-    if kind == "str":
-        return enc_string(rng, rng.choice(["", "EUR", "caf\u00e9", "\U0001F600", "a\"b\\c", "\u007f",
-                                           "\u2028\u2029", "\ufeff", "tab\there", "/slash/", "\u0000"]), 0.3)
-    if kind == "lit":
-        return rng.choice(["true", "false", "null"])
-    if kind == "arr":
-        items = [random_json_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-        return "[" + ws(rng) + ("," + ws(rng)).join(items) + ws(rng) + "]"
-    names = rng.sample(["a", "b", "tx_id", "card", "nested", "\u00e9", ""], rng.randint(0, 3))
-    members = [enc_string(rng, n) + ws(rng) + ":" + ws(rng) + random_json_value(rng, depth + 1) for n in names]
-    return "{" + ws(rng) + ("," + ws(rng)).join(members) + ws(rng) + "}"
-
-
-def encode_object(rng: random.Random, members: list[tuple[str, str]], name_escape_rate: float = 0.0) -> str:
-    """members: (decoded name, value text). Names are JSON-encoded here."""
-    parts = [ws(rng) + enc_string(rng, name, name_escape_rate) + ws(rng) + ":" + ws(rng) + value + ws(rng)
-             for name, value in members]
-    return ws(rng) + "{" + ",".join(parts) + "}" + ws(rng)
-
-
-def rfc3339(rng: random.Random, t_ms: int) -> str | None:
-    """A valid RFC 3339 string naming t_ms, with a random offset and fraction style."""
-    offset_min = 0 if rng.random() < 0.4 else rng.randint(-(23 * 60 + 59), 23 * 60 + 59)
-    local_ms = t_ms + offset_min * 60_000
-    try:
-        local = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=local_ms)
-    except OverflowError:
-        return None
-    if local_ms < -62135596800000:  # before year 1: datetime cannot name it
-        return None
-    ms = local_ms % 1000
-    if ms == 0:
-        frac = rng.choice(["", "", ".0", ".000", ".000000"])
-    elif rng.random() < 0.3 and f"{ms:03d}".rstrip("0") != f"{ms:03d}":
-        frac = "." + f"{ms:03d}".rstrip("0")
-    else:  # extra digits must be truncated, never rounded
-        frac = f".{ms:03d}" + "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 0, 1, 3, 6])))
-    if offset_min == 0 and rng.random() < 0.7:
-        zone = rng.choice(["Z", "z"])
-    else:
-        sign = "-" if offset_min < 0 or (offset_min == 0 and rng.random() < 0.5) else "+"
-        zone = f"{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
-    sep = "T" if rng.random() < 0.8 else "t"
-    return (f"{local.year:04d}-{local.month:02d}-{local.day:02d}{sep}"
-            f"{local.hour:02d}:{local.minute:02d}:{local.second:02d}{frac}{zone}")
 
 
 # --------------------------------------------------------------------------- catalogue of bad input
@@ -468,80 +373,6 @@ class StreamGenerator:
                 rng, rng.choice(VALID_FUTURE_TIMES), 0.0) if rng.random() < 0.5 else "253402300799999")).encode()
         data = b"\n".join(lines)
         return data if rng.random() < 0.2 else data + b"\n"
-
-
-# --------------------------------------------------------------------------- fixed cases
-
-
-def _rec(tx: str = "t1", card: str = "abcd", country: str = "US", et: str = "1000", extra: str = "") -> str:
-    """A record line; arguments are raw JSON text inside the quotes (escapes allowed)."""
-    return f'{{"tx_id":"{tx}","card":"{card}","country":"{country}","event_time":{et}{extra}}}'
-
-
-def fixed_cases() -> list[tuple[str, bytes, tuple[int, int, int, int]]]:
-    """Hand-written inputs the random streams rarely or never produce.
-
-    Each is (name, file bytes, (W, G, N, M)). Run by differential_test.py on every run.
-    """
-    defaults = (600_000, 120_000, 3, 1000)
-    cases: list[tuple[str, list[str | bytes], tuple[int, int, int, int]]] = [
-        ("empty-file", [], defaults),
-        ("only-blank-lines", [" ", "\t\r", "", "\r"], defaults),
-        ("near-blank-lines", [" \r ", "\r\r", "\f", "\x0b", "\u00a0"], defaults),
-        ("fraction-40-digits", [_rec(et='"2024-01-15T10:00:00.' + "9" * 40 + 'Z"')], defaults),
-        ("fraction-400-digits", [_rec(et='"2024-01-15T10:00:00.' + "1" * 400 + 'Z"')], defaults),
-        ("fraction-beyond-uint64", [_rec(et='"2024-01-15T10:00:00.18446744073709551617Z"')], defaults),
-        ("country-unicode-case-folding", [_rec(tx=f"t{i}", country=c) for i, c in
-                                          enumerate(["\\u0131s", "\\u017fe", "\u212aS", "\u0131s", "\uff35S"])],
-         defaults),
-        ("nul-in-names", ['{"tx_id\\u0000":"t","tx_id":"t1","card":"abcd","country":"US","event_time":5}',
-                          '{"tx_id\\u0000x":"t","card":"abcd","country":"US","event_time":5}'], defaults),
-        ("nul-in-values", [_rec(card="abc\\u0000d"), _rec(card="abcd\\u0000"), _rec(tx="t1\\u0000")], defaults),
-        ("overlong-and-surrogate-utf8", [b'{"tx_id":"\xe0\x80\xaf","card":"abcd","country":"US","event_time":5}',
-                                         b'{"tx_id":"\xf0\x80\x80\xaf","card":"abcd","country":"US","event_time":5}',
-                                         b'{"tx_id":"\xc1\xbf","card":"abcd","country":"US","event_time":5}',
-                                         b'{"tx_id":"\xed\xb0\x80","card":"abcd","country":"US","event_time":5}'],
-         defaults),
-        ("noncharacters-are-valid", [_rec(tx="\\uFFFF\\uFFFE"), _rec(tx="\U0010FFFF", country="FR"),
-                                     _rec(tx="\\udbff\\udfff", country="DE")], defaults),
-        ("int64-extremes", [_rec(et="-9223372036854775808"), _rec(et="9223372036854775807"),
-                            _rec(et="253402300799999"), _rec(tx="t2", et="253402300800000")], defaults),
-        ("exponent-zero", [_rec(et="0e0"), _rec(et="1000E0"), _rec(et="-0"), _rec(et="0")], defaults),
-        ("big-extra-string", [_rec(extra=',"x":"' + "a" * 200_000 + '"')], defaults),
-        ("bom-first-and-middle", ["\ufeff" + _rec(), _rec(tx="t2"), "\ufeff" + _rec(tx="t3")], defaults),
-        ("rfc3339-calendar", [_rec(tx=f"t{i}", et=f'"{v}"') for i, v in enumerate([
-            "0000-02-29T23:59:59+23:59", "0000-02-30T00:00:00Z", "0001-01-01T00:00:00Z", "2000-02-29T00:00:00Z",
-            "2100-02-29T00:00:00Z", "1969-12-31T23:00:00-01:00", "1970-01-01T00:00:00-00:00",
-            "1969-12-31T23:59:59.9999-00:00", "1970-01-01T00:30:00+00:30", "2024\\u002d01-15T10:00:00Z",
-            "\uff12024-01-15T10:00:00Z"])], defaults),
-        ("rfc3339-upper-bound", [_rec(tx="t1", et='"9999-12-31T23:59:59.999-00:01"'),
-                                 _rec(tx="t2", et='"9999-12-31T23:59:59.9999999+00:01"'),
-                                 _rec(tx="t3", et='"9999-12-31T23:59:59.999Z"')], defaults),
-        ("raw-controls-and-del", ['{"tx_id":"t\t1","card":"abcd","country":"US","event_time":5}',
-                                  '{"tx_id":"t\x7f1","card":"abcd","country":"US","event_time":5}',
-                                  '{"tx_id":"t1","card":"abcd","country":"US","event_time":5,"x":"\x7f"}',
-                                  '{"tx_id":"t1",\r"card":"abcd","country":"US","event_time":5}\r',
-                                  '{"tx_id":"t1",\x0b"card":"abcd","country":"US","event_time":5}'], defaults),
-        ("numbers-are-not-strings", ['{"tx_id":1.5,"card":"abcd","country":"US","event_time":1}',
-                                     '{"tx_id":"t","card":12345.5,"country":"US","event_time":1}',
-                                     '{"tx_id":"t","card":"abcd","country":1e1,"event_time":1}'], defaults),
-        ("reason-order", ['{"tx_id":5,"card":"abcd","country":"US"}', '{"tx_id":NaN}', "[]", '"x"',
-                          '{"tx_id":null,"card":null,"country":null,"event_time":null}', "{}"], defaults),
-        # Walk-through: escalation, silent end growth, duplicate, tx_id re-use after death.
-        ("incident-walkthrough", [_rec("t1", "AAAA", "US", "100"), _rec("t2", "AAAA", "FR", "110"),
-                                  _rec("t3", "AAAA", "DE", "111"), _rec("t4", "AAAA", "US", "121"),
-                                  _rec("t5", "AAAA", "JP", "132"), _rec("t6", "AAAA", "gb", "132"),
-                                  _rec("t6", "AAAA", "NZ", "132"), _rec("t1", "AAAA", "NZ", "132")], (10, 0, 2, 5)),
-        # An out-of-order event within grace moves s* before the incident's start.
-        ("s-star-before-start", [_rec("a", "BBBB", "US", "1000"), _rec("b", "BBBB", "FR", "1050"),
-                                 _rec("c", "BBBB", "DE", "990"), _rec("d", "BBBB", "JP", "940")], (100, 200, 2, 10)),
-        # Overflow evicts the earliest live event (ties by acceptance) and frees its tx_id.
-        ("overflow-frees-tx-id", [_rec("a", "CCCC", "US", "100"), _rec("b", "CCCC", "FR", "100"),
-                                  _rec("c", "CCCC", "DE", "100"), _rec("a", "CCCC", "JP", "100"),
-                                  _rec("b", "CCCC", "GB", "99")], (50, 10, 2, 2)),
-    ]
-    return [(name, b"\n".join(x if isinstance(x, bytes) else x.encode("utf-8", "surrogatepass") for x in lines)
-             + (b"\n" if lines else b""), params) for name, lines, params in cases]
 
 
 def generate(seed: int, records: int, window_ms: int = 600_000, grace_ms: int = 120_000,

@@ -6,16 +6,34 @@
 #include <spdlog/sinks/null_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "api/http_server.h"
 #include "api/router.h"
+#include "detectors/card_state.h"
 #include "tests/integration/api/http_client.h"
 #include "tests/support/fake_service_view.h"
 
 namespace fraud::api {
+
+// What every test of the server uses: its clients, their wait, and their unit of time.
+using std::chrono::milliseconds;
+using testing::HttpClient;
+using testing::RawConnection;
+using testing::waitFor;
+
+// A card's state holding `count` events, all from France, one millisecond apart.
+inline detectors::CardState stateWithEvents(int count) {
+  detectors::CardState state;
+  for (int i = 0; i < count; ++i) {
+    const std::string id = "tx-" + std::to_string(i);
+    state.events.push_back({1000 + i, detectors::Country::of('F', 'R'), id.c_str()});
+  }
+  return state;
+}
 
 // A real HttpServer on 127.0.0.1, an ephemeral port, over a FakeServiceView that tests may
 // change while requests run. Tests adjust options_ before startServer().

@@ -19,20 +19,18 @@ on its /metrics) are missing, not the run's, or far apart. Chromium must be inst
 page, or to look at a demo's report).
 """
 import argparse
-import html.parser
-import json
 import os
 import re
 import secrets
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-import zlib
+
+from report_page_reading import WINDOW, DomCharts, colour_counts, embedded_data, fail, near
 
 CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles",
           "chart-lateness"]
@@ -45,12 +43,6 @@ SHARE_TOLERANCE = 0.003
 # Colours of the page's own palette that only charts paint (report_page.cc).
 CHART_COLOURS = {"rate line": (0x25, 0x63, 0xEB), "lag line": (0xEA, 0x58, 0x0C),
                  "histogram bars": (0x0D, 0x94, 0x88), "p99 line": (0xDC, 0x26, 0x26)}
-WINDOW = (1200, 3400)
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
 
 
 def wait_for(what, condition, timeout_s, process=None):
@@ -86,119 +78,6 @@ def run(command, **kwargs):
     if result.returncode != 0:
         fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stderr[-3000:]}")
     return result
-
-
-class DomCharts(html.parser.HTMLParser):
-    """Each chart svg: its data-points, polyline coordinate pairs and bars (their counts, and
-    theirs beyond the limit); the verdict text; the dropped-share cells (data-share, text)."""
-
-    def __init__(self):
-        super().__init__()
-        self.charts = {}
-        self.current = None
-        self.depth = 0
-        self.verdict = None
-        self.in_verdict = False
-        self.title = ""
-        self.in_title = False
-        self.shares = {}
-        self.in_share = None
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "svg" and a.get("class") == "chart":
-            self.current = a.get("id")
-            self.charts[self.current] = {"data_points": int(a.get("data-points", "0")),
-                                         "line_pairs": 0, "bars": 0, "count": 0,
-                                         "count_beyond": 0, "beyond_low": None}
-            self.depth = 0
-        elif self.current is not None:
-            chart = self.charts[self.current]
-            if tag == "polyline":
-                chart["line_pairs"] += len(a.get("points", "").split())
-            elif tag == "rect" and a.get("class") in ("bar", "bar beyond"):
-                chart["bars"] += 1
-                chart["count"] += int(a.get("data-count", "0"))
-                if a.get("class") == "bar beyond":
-                    chart["count_beyond"] += int(a.get("data-count", "0"))
-                    low = float(a.get("data-low", "nan"))
-                    if chart["beyond_low"] is None or low < chart["beyond_low"]:
-                        chart["beyond_low"] = low
-        if tag == "td" and a.get("id", "").startswith("dropped-share-"):
-            self.in_share = a["id"]
-            self.shares[self.in_share] = {"data_share": a.get("data-share"), "text": ""}
-        if self.current is not None and tag not in ("line", "polyline", "polygon", "circle"):
-            self.depth += 1
-        if a.get("id") == "verdict":
-            self.in_verdict = True
-            self.verdict = ""
-        if tag == "title" and self.current is None:
-            self.in_title = True
-
-    def handle_endtag(self, tag):
-        if self.current is not None and tag not in ("line", "polyline", "polygon", "circle"):
-            self.depth -= 1
-            if self.depth == 0:
-                self.current = None
-        if tag == "div":
-            self.in_verdict = False
-        if tag == "td":
-            self.in_share = None
-        if tag == "title":
-            self.in_title = False
-
-    def handle_data(self, data):
-        if self.in_verdict:
-            self.verdict += data
-        if self.in_share:
-            self.shares[self.in_share]["text"] += data
-        if self.in_title:
-            self.title += data
-
-
-def png_pixels(path):
-    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA non-interlaced PNG."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        fail(f"{path} is not a PNG")
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    width, height, depth, colour, _, _, interlace = header
-    if depth != 8 or colour not in (2, 6) or interlace != 0:
-        fail(f"unexpected PNG format (depth {depth}, colour type {colour}, interlace {interlace})")
-    channels = 3 if colour == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * channels
-    rows, previous = [], bytearray(stride)
-    for y in range(height):
-        kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            left = line[i - channels] if i >= channels else 0
-            up = previous[i]
-            corner = previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + left) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + up) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                p = left + up - corner
-                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
-                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
-                line[i] = (line[i] + pred) & 0xFF
-        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
-        previous = line
-    return width, height, rows
 
 
 def main():
@@ -336,15 +215,6 @@ def check_page(chromium, page, work, keep):
         print(f"ok: {name} painted ({added} pixels)")
 
 
-def embedded_data(text):
-    """The report's data, as fraud-loadgen embedded it in the page."""
-    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text,
-                      re.S)
-    if not found:
-        fail("the page holds no report data")
-    return json.loads(found.group(1))
-
-
 def check_lateness(charts, data):
     """The lateness chart draws the run's lateness split at the grace, and the two dropped shares
     are the run's: the one stamped beyond the grace, the one the service reported."""
@@ -383,23 +253,6 @@ def check_lateness(charts, data):
              f"beyond the grace")
     print(f"ok: dropped shares: stamped {share:.5f} beyond the grace, the service dropped "
           f"{dropped:.5f} ({service['late_dropped']:.0f} of {service['records']:.0f})")
-
-
-def colour_counts(png):
-    """Pixels of each colour in a screenshot, and its size; fails unless it is WINDOW."""
-    width, height, rows = png_pixels(png)
-    if (width, height) != WINDOW:
-        fail(f"screenshot is {width}x{height}, not {WINDOW}")
-    colours = {}
-    for row in rows:
-        for pixel in row:
-            colours[pixel] = colours.get(pixel, 0) + 1
-    return colours, width, height
-
-
-def near(colours, rgb):
-    """Pixels within a small distance of `rgb` (anti-aliased edges aside)."""
-    return sum(n for c, n in colours.items() if sum(abs(a - b) for a, b in zip(c, rgb)) <= 24)
 
 
 if __name__ == "__main__":

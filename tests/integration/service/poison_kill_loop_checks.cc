@@ -1,0 +1,181 @@
+// The end of a kill loop: the alerts topic against `replay` of each input partition, and every
+// rejected record on the dead-letter topic once.
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "tests/integration/service/poison_kill_loop_fixture.h"
+
+namespace fraud::testing {
+
+AlertSet PoisonKillLoopTest::replayEachPartition() {
+  AlertSet expected;
+  for (int p = 0; p < kPartitions; ++p) {
+    const auto& records = produced_[static_cast<size_t>(p)];
+    const auto input = work_ / ("partition-" + std::to_string(p) + ".jsonl");
+    const auto output = work_ / ("expected-" + std::to_string(p) + ".jsonl");
+    int rejected_lines = 0;
+    int lines = 0;
+    {
+      std::ofstream file(input, std::ios::binary);
+      for (const auto& r : records) {
+        file << r.value.value_or("") << '\n';
+        if (r.value && !r.value->empty()) {
+          ++lines;
+          rejected_lines += r.rejected;
+        }
+      }
+    }
+    ChildProcess replay(
+        FRAUD_DETECTOR_BIN, {"replay", "--input", input.string(), "--output", output.string()},
+        {{"FRAUD_CARD_HASH_KEY", kKey}}, (work_ / ("replay-" + std::to_string(p))).string());
+    EXPECT_EQ(replay.waitExit(seconds(120)), 0) << replay.stderrText();
+    std::string last = tail(replay.stderrText(), 1);
+    if (!last.empty()) last.pop_back();
+    const json summary = json::parse(last, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(summary.is_object()) << "replay's summary line: " << last;
+    if (!summary.is_object()) continue;
+    EXPECT_EQ(summary.value("records", -1), lines) << "partition " << p << ": " << last;
+    int replay_rejected = 0;
+    if (summary.contains("rejected")) {
+      for (const auto& [reason, count] : summary.at("rejected").items()) {
+        replay_rejected += count.get<int>();
+      }
+    }
+    EXPECT_EQ(replay_rejected, rejected_lines) << "partition " << p << ": " << last;
+    std::ifstream alerts(output);
+    for (std::string line; std::getline(alerts, line);) expected.add(line);
+  }
+  return expected;
+}
+
+void PoisonKillLoopTest::expectAlertsEqualReplay() {
+  const AlertSet expected = replayEachPartition();
+  const AlertSet actual = actualAlerts();
+  EXPECT_GT(expected.by_key.size(), 100u) << "the stream should raise many alerts";
+  EXPECT_EQ(actual.duplicates, 0) << "idempotency keys written more than once (read_committed)";
+  int missing = 0;
+  int differing = 0;
+  int unexpected = 0;
+  std::ostringstream examples;
+  for (const auto& [key, alert] : expected.by_key) {
+    const auto it = actual.by_key.find(key);
+    if (it == actual.by_key.end()) {
+      if (missing++ < 5) examples << "  missing " << key << "\n";
+    } else if (it->second != alert) {
+      if (differing++ < 5)
+        examples << "  differs " << key << ": " << it->second.dump() << " vs replay "
+                 << alert.dump() << "\n";
+    }
+  }
+  for (const auto& [key, alert] : actual.by_key) {
+    if (expected.by_key.count(key) == 0 && unexpected++ < 5)
+      examples << "  unexpected " << alert.dump() << "\n";
+  }
+  EXPECT_TRUE(missing == 0 && differing == 0 && unexpected == 0)
+      << "alerts topic vs replay of each partition (" << expected.by_key.size() << " expected, "
+      << actual.by_key.size() << " on the topic): " << missing << " missing, " << differing
+      << " differing, " << unexpected << " unexpected\n"
+      << examples.str();
+}
+
+void PoisonKillLoopTest::expectEachRejectedRecordDeadLetteredOnce(bool every_slice) {
+  std::map<std::pair<int32_t, int64_t>, int> seen;
+  // Per kind of record: how many are wrong, and the first few of them.
+  std::map<std::string, std::pair<int, std::string>> problems_by_kind;
+  int problem_count = 0;
+  auto problem = [&](const std::string& kind, const std::string& text) {
+    auto& [count, examples] = problems_by_kind[kind];
+    if (count++ < 3) examples += "  " + text + "\n";
+    ++problem_count;
+  };
+  const auto dead = kafka_->readAll(dlq_);
+  for (const auto& record : dead) {
+    const auto header = [&](const std::string& name) {
+      const auto it = record.headers.find(name);
+      return it == record.headers.end() ? std::optional<std::string>() : it->second;
+    };
+    const auto partition = header("source-partition");
+    const auto offset = header("source-offset");
+    if (!partition || !offset) {
+      problem("?", "a dead letter without source-partition/source-offset headers");
+      continue;
+    }
+    const int32_t p = std::stoi(*partition);
+    const int64_t o = std::stoll(*offset);
+    const std::string where = std::to_string(p) + "/" + std::to_string(o);
+    if (p < 0 || p >= kPartitions || o < 0 ||
+        o >= static_cast<int64_t>(produced_[static_cast<size_t>(p)].size())) {
+      problem("?", "a dead letter for " + where + ", which was never produced");
+      continue;
+    }
+    const Produced& original = produced_[static_cast<size_t>(p)][static_cast<size_t>(o)];
+    if (!original.rejected) {
+      problem(original.kind, "a dead letter for " + where + ", a " + original.kind + " record");
+      continue;
+    }
+    ++seen[{p, o}];
+    if (header("source-topic") != input_) problem(original.kind, where + ": source-topic");
+    if (header("reject-reason") != "invalid_json")
+      problem(original.kind, where + " (" + original.kind + "): reject-reason " +
+                                 header("reject-reason").value_or("(none)"));
+    if (record.key != original.key) problem(original.kind, where + ": key differs");
+    if (original.kind == "oversized") {
+      size_t wire = record.key.value_or("").size() + record.value.value_or("").size();
+      for (const auto& [name, value] : record.headers) wire += name.size() + value.size();
+      const std::string& full = *original.value;
+      if (header("truncated") != "true" || header("original-size") != std::to_string(full.size()) ||
+          !record.value || record.value->size() >= full.size() ||
+          full.compare(0, record.value->size(), *record.value) != 0 ||
+          wire > kServiceProducerMaxBytes) {
+        problem(original.kind,
+                where + " (oversized, " + std::to_string(full.size()) +
+                    " bytes): expected a prefix of at most " +
+                    std::to_string(kServiceProducerMaxBytes) +
+                    " bytes with headers, truncated: true, original-size; got " +
+                    std::to_string(record.value.value_or("").size()) +
+                    " bytes, truncated: " + header("truncated").value_or("(none)") +
+                    ", original-size: " + header("original-size").value_or("(none)"));
+      }
+    } else {
+      if (record.value != original.value)
+        problem(original.kind, where + " (" + original.kind + "): value differs from the input");
+      if (header("truncated").value_or("false") != "false")
+        problem(original.kind, where + " (" + original.kind + "): marked truncated");
+    }
+  }
+  std::map<std::string, int> rejected_by_kind;
+  std::map<std::string, std::set<int32_t>> partitions_by_kind;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    const auto& records = produced_[static_cast<size_t>(p)];
+    for (size_t o = 0; o < records.size(); ++o) {
+      if (!records[o].rejected) continue;
+      ++rejected_by_kind[records[o].kind];
+      partitions_by_kind[records[o].kind].insert(p);
+      const int count = seen[{p, static_cast<int64_t>(o)}];
+      const std::string where = std::to_string(p) + "/" + std::to_string(o);
+      if (count == 0) problem(records[o].kind, where + " (" + records[o].kind + "): missing");
+      if (count > 1)
+        problem(records[o].kind,
+                where + " (" + records[o].kind + "): " + std::to_string(count) + " times");
+    }
+  }
+  for (const auto& [kind, partitions] : partitions_by_kind) {
+    if (!every_slice) continue;
+    EXPECT_EQ(partitions.size(), static_cast<size_t>(kPartitions))
+        << kind << " records should reach every partition";
+  }
+  std::ostringstream summary;
+  for (const auto& [kind, n] : rejected_by_kind) {
+    summary << " " << kind << " " << n << " (" << problems_by_kind[kind].first << " wrong)";
+  }
+  std::ostringstream examples;
+  for (const auto& [kind, problems] : problems_by_kind) examples << problems.second;
+  EXPECT_EQ(problem_count, 0) << "dead-letter topic (" << dead.size()
+                              << " records, read_committed) vs the rejected input records:"
+                              << summary.str() << "\n"
+                              << examples.str();
+}
+
+}  // namespace fraud::testing

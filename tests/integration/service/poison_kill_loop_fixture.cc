@@ -1,0 +1,302 @@
+// The kill loop of PoisonKillLoopTest: slices produced, instances killed and restarted, and
+// what a stall is reported with.
+#include "tests/integration/service/poison_kill_loop_fixture.h"
+
+#include <algorithm>
+#include <array>
+#include <csignal>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "detectors/partitioner.h"
+#include "tests/support/http_probe.h"
+
+namespace fraud::testing {
+
+std::string tail(const std::string& text, size_t count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::string out;
+  for (size_t i = lines.size() > count ? lines.size() - count : 0; i < lines.size(); ++i) {
+    out += lines[i] + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+// The last `count` distinct log lines of `text` (compared without their leading timestamp), so
+// one message repeated a thousand times does not hide the others.
+std::string recentDistinctLines(const std::string& text, size_t count) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::set<std::string> seen;
+  std::vector<std::string> picked;
+  for (auto it = lines.rbegin(); it != lines.rend() && picked.size() < count; ++it) {
+    const auto space = it->find(' ');
+    if (seen.insert(space == std::string::npos ? *it : it->substr(space + 1)).second) {
+      picked.push_back(*it);
+    }
+  }
+  std::reverse(picked.begin(), picked.end());
+  std::string out;
+  for (const auto& line : picked) out += "    " + line + "\n";
+  return out;
+}
+
+}  // namespace
+
+void PoisonKillLoopTest::SetUp() {
+  LiveServiceTest::SetUp();
+  if (IsSkipped()) return;
+  produced_.resize(kPartitions);
+  // Large enough for the oversized values; below it the broker would refuse them, not us.
+  raw_ = std::make_unique<RawProducer>(kafka_->brokers(), kBrokerMaxMessageBytes);
+}
+
+void PoisonKillLoopTest::TearDown() {
+  raw_.reset();
+  LiveServiceTest::TearDown();
+}
+
+std::vector<Produced> PoisonKillLoopTest::sliceRecords(const std::vector<TestRecord>& stream,
+                                                       size_t begin, size_t end, int slice) {
+  std::vector<Produced> records;
+  for (size_t i = begin; i < end; ++i) {
+    const bool malformed = stream[i].value.find("\"event_time\"") == std::string::npos;
+    records.push_back(
+        {stream[i].key, stream[i].value, malformed ? "malformed" : "valid", malformed});
+  }
+  std::mt19937_64 random(static_cast<uint64_t>(slice) + 7);
+  // A card of the stream whose partition turns with the slice: over any kPartitions slices,
+  // each kind of poison record lands in every partition.
+  auto card = [&](int kind) {
+    const int32_t partition = (slice + kind) % kPartitions;
+    for (int c = (slice * 37 + kind * 11) % 500;; c = (c + 1) % 500) {
+      std::string name = "card-" + std::to_string(1000 + c);
+      if (detectors::partitionCrc32(name, kPartitions) == partition) return name;
+    }
+  };
+  const std::string s = std::to_string(slice);
+  const size_t big = slice % 2 == 0 ? kOversizedSmall : kOversizedLarge;
+  std::string oversized =
+      R"({"tx_id":"oversized-)" + s + R"(","card":")" + card(0) + R"(","country":"DE","pad":")";
+  oversized.resize(big, 'x');  // an unterminated string: invalid JSON
+  std::vector<Produced> poisons = {
+      {card(0), std::move(oversized), "oversized", true},
+      {card(1), std::nullopt, "tombstone", true},
+      {card(2), std::string(), "empty", true},
+      {card(3), std::string("\xff\xfe\x80 not UTF-8 \xc0\xaf"), "not-utf8", true},
+      {card(4),
+       R"({"tx_id":"bad-)"
+       "\xc3\x28"
+       "-" +
+           s + R"(","card":")" + card(4) +
+           R"(","country":"FR","event_time":1700000000000,"amount":1})",
+       "bad-utf8-in-json", true},
+  };
+  for (auto& poison : poisons) {
+    const auto at = static_cast<std::ptrdiff_t>(random() % (records.size() + 1));
+    records.insert(records.begin() + at, std::move(poison));
+  }
+  return records;
+}
+
+void PoisonKillLoopTest::produceSlice(const std::vector<Produced>& records) {
+  for (const auto& r : records) {
+    const int32_t p = detectors::partitionCrc32(r.key, kPartitions);
+    raw_->produce(input_, p, r.key,
+                  r.value ? std::optional<std::string_view>(*r.value) : std::nullopt);
+    produced_[static_cast<size_t>(p)].push_back(r);
+  }
+  raw_->flush();
+}
+
+void PoisonKillLoopTest::start(const std::string& name) {
+  const uint16_t port = freeTcpPort();
+  ports_[name] = port;
+  current_[name] = &startInstance(name, {"--http-port", std::to_string(port)});
+}
+
+std::string PoisonKillLoopTest::url(const std::string& name, const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(ports_.at(name)) + path;
+}
+
+void PoisonKillLoopTest::expectRunning(const std::string& name) {
+  ChildProcess& child = *current_.at(name);
+  if (child.running()) return;
+  ADD_FAILURE() << "instance " << name << " exited on its own with status "
+                << child.waitExit(seconds(0)).value_or(-1) << "; last log lines:\n"
+                << tail(child.stderrText(), 15);
+  start(name);
+}
+
+void PoisonKillLoopTest::killAndRestart(const std::string& name) {
+  expectRunning(name);
+  ChildProcess& child = *current_.at(name);
+  child.signal(SIGKILL);
+  ASSERT_TRUE(child.waitExit(seconds(10)).has_value()) << name << " survived SIGKILL";
+  start(name);
+}
+
+bool PoisonKillLoopTest::waitFor(const std::function<bool()>& condition,
+                                 std::chrono::seconds timeout) {
+  const auto until = std::min(Clock::now() + timeout, deadline_);
+  while (true) {
+    if (condition()) return true;
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+std::string PoisonKillLoopTest::describe() {
+  std::ostringstream out;
+  const auto ends = kafka_->endOffsets(input_);
+  const auto committed = kafka_->committedOffsets(group_, input_);
+  out << "input partition: committed offset / end offset\n";
+  for (size_t p = 0; p < ends.size(); ++p) {
+    const int64_t c = p < committed.size() ? committed[p] : -1;
+    out << "  " << p << ": " << (c < 0 ? "none" : std::to_string(c)) << " / " << ends[p];
+    if (c < ends[p]) out << "  (" << ends[p] - std::max<int64_t>(c, 0) << " behind)";
+    out << "\n";
+  }
+  for (const auto& [name, child] : current_) {
+    out << "instance " << name << ": "
+        << (child->running() ? "running"
+                             : "exited " + std::to_string(child->waitExit(seconds(0)).value_or(-1)))
+        << "\n";
+    out << "  GET /healthz -> " << httpGet(url(name, "/healthz")).status << "\n";
+    const auto ready = httpGet(url(name, "/readyz"));
+    out << "  GET /readyz -> " << ready.status << " " << ready.body << "\n";
+    const auto parts = httpGet(url(name, "/v1/partitions"));
+    out << "  GET /v1/partitions -> " << parts.status << " " << parts.body << "\n";
+    out << "  last distinct log lines:\n" << recentDistinctLines(child->stderrText(), 8);
+  }
+  out << "logs in " << work_.string() << "\n";
+  return out.str();
+}
+
+bool PoisonKillLoopTest::caughtUp() {
+  last_ends_ = kafka_->endOffsets(input_);
+  last_committed_ = kafka_->committedOffsets(group_, input_);
+  if (last_committed_.size() != last_ends_.size()) return false;
+  for (size_t p = 0; p < last_ends_.size(); ++p) {
+    if (last_committed_[p] < last_ends_[p]) return false;
+  }
+  return true;
+}
+
+std::pair<int, std::string> PoisonKillLoopTest::kafkaScript(const std::vector<std::string>& args) {
+  std::string command = std::string(FRAUD_SOURCE_DIR) + "/scripts/kafka";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " --dir '" + kafka_dir_ + "' 2>&1";
+  std::string out;
+  int status = -1;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    status = ::pclose(pipe);
+  }
+  return {status, out};
+}
+
+void PoisonKillLoopTest::runKillLoop(const KillLoopPlan& plan) {
+  const auto started = Clock::now();
+  deadline_ = started + plan.budget;
+  StreamOptions options;
+  options.records = plan.slices * plan.records_per_slice;
+  options.cards = 500;
+  const auto stream = generateStream(options);
+
+  start("a");
+  start("b");
+  bool stalled = false;
+  int kills = 0;
+  int produced_slices = 0;
+  for (int s = 0; s < plan.slices; ++s) {
+    const auto before = kafka_->endOffsets(input_);
+    const auto begin = static_cast<size_t>(s) * static_cast<size_t>(plan.records_per_slice);
+    const auto records =
+        sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), s);
+    const auto half = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
+    produceSlice({records.begin(), half});
+    // The first half is being processed: some partition commits past where it started.
+    const bool progress = waitFor(
+        [&] {
+          const auto committed = kafka_->committedOffsets(group_, input_);
+          for (size_t p = 0; p < before.size() && p < committed.size(); ++p) {
+            if (committed[p] > before[p]) return true;
+          }
+          return false;
+        },
+        seconds(60));
+    if (!progress) {
+      ADD_FAILURE() << "slice " << s << " (after " << kills
+                    << " kills): no input partition committed any of its records within "
+                    << (Clock::now() >= deadline_ ? "the run's budget" : "60 s") << "\n"
+                    << describe();
+      stalled = true;
+      break;
+    }
+    // The second half, then the kills at once: they land while it is being processed.
+    produceSlice({half, records.end()});
+    ++produced_slices;
+    if (s == plan.broker_restart_after_slice) {
+      const auto killed = kafkaScript({"kill-broker", "1"});
+      ASSERT_EQ(killed.first, 0) << killed.second;
+      const auto restarted = kafkaScript({"start-broker", "1"});
+      ASSERT_EQ(restarted.first, 0) << restarted.second;
+      std::printf("slice %d: broker killed and restarted\n", s);
+    }
+    const std::string victim = s % 2 == 0 ? "a" : "b";
+    expectRunning(victim == "a" ? "b" : "a");
+    killAndRestart(victim);
+    ++kills;
+    std::printf("slice %d produced and %s killed at %.1f s\n", s, victim.c_str(),
+                std::chrono::duration<double>(Clock::now() - started).count());
+  }
+
+  // Every partition committed to its end. After a stall, a short grace only: it is known.
+  const bool caught_up = waitFor([&] { return caughtUp(); }, seconds(stalled ? 20 : 120));
+  if (!caught_up) {
+    ADD_FAILURE() << "the input was not processed to its end (after " << kills << " kills)\n"
+                  << describe();
+  } else {
+    for (size_t p = 0; p < produced_.size(); ++p) {
+      EXPECT_EQ(last_ends_.at(p), static_cast<int64_t>(produced_[p].size())) << "partition " << p;
+      EXPECT_EQ(last_committed_.at(p), last_ends_.at(p)) << "partition " << p << " committed";
+    }
+  }
+  expectRunning("a");
+  expectRunning("b");
+  const bool ready = waitFor(
+      [&] {
+        return httpGet(url("a", "/readyz")).status == 200 &&
+               httpGet(url("b", "/readyz")).status == 200;
+      },
+      seconds(stalled ? 5 : 60));
+  if (!ready) {
+    ADD_FAILURE() << "not both instances answer /readyz with 200 at the end"
+                  << (caught_up ? "\n" + describe() : std::string(" (answers above)"));
+  }
+
+  expectAlertsEqualReplay();
+  expectEachRejectedRecordDeadLetteredOnce(/*every_slice=*/produced_slices == plan.slices);
+
+  for (const auto& [name, child] : current_) {
+    child->signal(SIGTERM);
+    EXPECT_EQ(child->waitExit(seconds(25)), 0) << name << ":\n" << tail(child->stderrText(), 15);
+  }
+  size_t records = 0;
+  for (const auto& p : produced_) records += p.size();
+  std::printf("%d slices, %d kills, %zu records: %.1f s\n", produced_slices, kills, records,
+              std::chrono::duration<double>(Clock::now() - started).count());
+}
+
+}  // namespace fraud::testing
