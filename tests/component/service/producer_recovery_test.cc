@@ -173,5 +173,33 @@ TEST_F(ProducerRecoveryTest, InvalidTxnStateOnEndTxnIsRecoveredAndNoAlertIsLost)
       << "an alert is missing from the alerts topic";
 }
 
+// An ACL that refuses this instance's transactional id is no failover: a new producer under the
+// same id meets the same refusal, so the service stops (exit 1, for an operator to fix the ACL)
+// at once instead of restoring every partition five times first.
+TEST_F(ProducerRecoveryTest, TransactionalIdAuthorizationFailureStopsWithoutARecovery) {
+  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
+  ASSERT_EQ(processor.start(), std::nullopt);
+  auto run = std::async(std::launch::async, [&] { return processor.run(); });
+  struct StopAtExit {
+    StreamProcessor& processor;
+    ~StopAtExit() { processor.requestStop(); }
+  } stop_at_exit{processor};
+  produceAlertingCards(0, 10);
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!(committedTransactions() >= 1 && allCommitted()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
+  }
+  ASSERT_TRUE(allCommitted()) << "the first cards were not committed within 30 s";
+  cluster_.failNext(testing::kApiAddPartitionsToTxn, 1,
+                    RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  produceAlertingCards(10, 10);
+  ASSERT_EQ(run.wait_for(60s), std::future_status::ready)
+      << "still running after the refused transactional id (recoveries "
+      << counter("fraud_producer_recoveries_total") << ")";
+  EXPECT_EQ(run.get(), 1);
+  EXPECT_EQ(counter("fraud_producer_recoveries_total"), 0);
+}
+
 }  // namespace
 }  // namespace fraud::service
