@@ -8,6 +8,18 @@ ProducerRecovery::ProducerRecovery(std::function<std::optional<std::string>()> r
                                    prometheus::Counter* recoveries)
     : replace_(std::move(replace)), recoveries_(recoveries) {}
 
+bool ProducerRecovery::curable(rd_kafka_resp_err_t code) {
+  switch (code) {
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+      return false;
+    default:
+      return true;
+  }
+}
+
 bool ProducerRecovery::recover(std::string_view reason, Clock::time_point now) {
   while (!recent_.empty() && now - recent_.front() >= kWindow) recent_.pop_front();
   if (recent_.size() >= kMaxRecoveries) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <librdkafka/rdkafka.h>
 #include <prometheus/counter.h>
 
 #include <chrono>
@@ -34,6 +35,11 @@ class ProducerRecovery {
   // `recoveries` (fraud_producer_recoveries_total) may be null (tests).
   ProducerRecovery(std::function<std::optional<std::string>()> replace,
                    prometheus::Counter* recoveries);
+
+  // Whether a new producer can cure fatal error `code`: not a refusal by the cluster's ACLs
+  // (authorization of the transactional id, the cluster, a topic or the group), which a new
+  // producer under the same id and principal meets again.
+  [[nodiscard]] static bool curable(rd_kafka_resp_err_t code);
 
   // After a fatal producer error (`reason`), with the tasks already closed: replaces the
   // producers unless the bound is spent. True when the stream thread may go on.

@@ -179,6 +179,13 @@ std::string StreamThread::producerFailure() const {
 bool StreamThread::recoverFromFatal() {
   if (recovery_ == nullptr || !commits_.producerFailed()) return false;
   const std::string reason = producerFailure();
+  if (!ProducerRecovery::curable(clients_.producer->fatalCode())) {
+    spdlog::critical(
+        "producer failed for good ({}): the cluster refuses this instance; not "
+        "replacing it (fix the ACLs, then restart)",
+        reason);
+    return false;
+  }
   // Every task closed dirty, as if its partition were lost: what it did since its last commit
   // is thrown away with it, and local disk only ever took committed state.
   const std::vector<int32_t> held = tasks_.partitions();

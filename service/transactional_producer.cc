@@ -67,6 +67,12 @@ std::optional<std::string> TransactionalProducer::fatalError() const {
   return std::string(rd_kafka_err2name(err)) + ": " + reason;
 }
 
+rd_kafka_resp_err_t TransactionalProducer::fatalCode() const {
+  if (!handle_) return RD_KAFKA_RESP_ERR_NO_ERROR;
+  char reason[8];  // the code is what counts; the text is fatalError()'s
+  return rd_kafka_fatal_error(handle_.get(), reason, sizeof(reason));
+}
+
 void TransactionalProducer::poll() {
   if (handle_) rd_kafka_poll(handle_.get(), 0);
 }

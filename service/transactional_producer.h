@@ -37,6 +37,8 @@ class TransactionalProducer {
   [[nodiscard]] rd_kafka_t* get() const { return handle_.get(); }
   // librdkafka's fatal error on the producer ("NAME: reason"), if it has one.
   [[nodiscard]] std::optional<std::string> fatalError() const;
+  // The code of that fatal error; RD_KAFKA_RESP_ERR_NO_ERROR without one.
+  [[nodiscard]] rd_kafka_resp_err_t fatalCode() const;
   // Serves delivery reports without waiting.
   void poll();
   // Waits up to `timeout_ms` for what is queued.

@@ -53,5 +53,18 @@ TEST_F(ProducerRecoveryBound, AProducerThatCannotBeReplacedEndsTheRecoveryUncoun
   EXPECT_EQ(counter_.Value(), 0);
 }
 
+TEST(ProducerRecoveryCurable, AnAclRefusalIsNotCuredByANewProducerAFailoverIs) {
+  for (const auto code : {RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                          RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED,
+                          RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED,
+                          RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED}) {
+    EXPECT_FALSE(ProducerRecovery::curable(code)) << rd_kafka_err2name(code);
+  }
+  for (const auto code : {RD_KAFKA_RESP_ERR_INVALID_TXN_STATE, RD_KAFKA_RESP_ERR_PRODUCER_FENCED,
+                          RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH, RD_KAFKA_RESP_ERR_NO_ERROR}) {
+    EXPECT_TRUE(ProducerRecovery::curable(code)) << rd_kafka_err2name(code);
+  }
+}
+
 }  // namespace
 }  // namespace fraud::service
