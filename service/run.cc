@@ -104,20 +104,8 @@ class StopSignals {
   std::thread thread_;
 };
 
-}  // namespace
-
-int runService(ServiceConfig config) {
-  config.resolveDefaults();
-  std::vector<std::string> problems = config.validate();
-  const auto kafka_properties = kafkaProperties(config, problems);
-  std::string error;
-  std::optional<kafka::Secret> key;
-  if (config.embedded_kafka && kafka::cardHashKeyAbsent(config.card_hash_key_file)) {
-    key = kafka::Secret{ephemeralKey(), "a throwaway key"};
-  } else {
-    key = kafka::loadCardHashKey(config.card_hash_key_file, error);
-    if (!key) problems.push_back(error);
-  }
+// The API's options from the flags, with the API token read; each problem appended once.
+api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>& problems) {
   api::ApiOptions api_options;
   api_options.address = config.http_address;
   api_options.port = config.http_port;
@@ -138,14 +126,45 @@ int runService(ServiceConfig config) {
       problems.push_back(token_error);
     }
   }
-  // The API checks the options these flags become; the flags were checked above, under their
-  // own names, so each mistake is reported once.
+  // The API checks the options these flags become; the flags were checked under their own
+  // names (ServiceConfig::validate), so each mistake is reported once.
   for (auto& problem : api_options.validate()) {
     const bool checked_as_flag =
         problem.rfind("port ", 0) == 0 || problem.rfind("probe_port ", 0) == 0 ||
-        problem.rfind("ready_max_lag ", 0) == 0 || problem.rfind("probe_port must differ", 0) == 0;
+        problem.rfind("ready_max_lag ", 0) == 0 || problem.rfind("thread_nice ", 0) == 0 ||
+        problem.rfind("probe_port must differ", 0) == 0;
     if (!checked_as_flag) problems.push_back("API: " + problem);
   }
+  return api_options;
+}
+
+// Names the listener that could not start by its flag and port (the probe listener's errors
+// start "probe port: ").
+void logHttpStartError(const ServiceConfig& config, const std::string& http_error) {
+  constexpr std::string_view kProbe = "probe port: ";
+  const bool probe = http_error.rfind(kProbe, 0) == 0;
+  spdlog::critical("cannot serve {} on {}:{} ({} {}): {}", probe ? "the probes" : "the API",
+                   config.http_address, probe ? config.probe_port : config.http_port,
+                   probe ? "--probe-port" : "--http-port",
+                   probe ? config.probe_port : config.http_port,
+                   probe ? http_error.substr(kProbe.size()) : http_error);
+}
+
+}  // namespace
+
+int runService(ServiceConfig config) {
+  config.resolveDefaults();
+  std::vector<std::string> problems = config.validate();
+  const auto kafka_properties = kafkaProperties(config, problems);
+  std::string error;
+  std::optional<kafka::Secret> key;
+  if (config.embedded_kafka && kafka::cardHashKeyAbsent(config.card_hash_key_file)) {
+    key = kafka::Secret{ephemeralKey(), "a throwaway key"};
+  } else {
+    key = kafka::loadCardHashKey(config.card_hash_key_file, error);
+    if (!key) problems.push_back(error);
+  }
+  const api::ApiOptions api_options = apiOptions(config, problems);
 
   if (!problems.empty()) {
     for (const auto& problem : problems) std::fprintf(stderr, "run: %s\n", problem.c_str());
@@ -190,14 +209,7 @@ int runService(ServiceConfig config) {
   api::Router router(api_options, processor.view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
-    // Name the listener that failed by its flag and port (the probe listener's errors start so).
-    constexpr std::string_view kProbe = "probe port: ";
-    const bool probe = http_error->rfind(kProbe, 0) == 0;
-    spdlog::critical("cannot serve {} on {}:{} ({} {}): {}", probe ? "the probes" : "the API",
-                     config.http_address, probe ? config.probe_port : config.http_port,
-                     probe ? "--probe-port" : "--http-port",
-                     probe ? config.probe_port : config.http_port,
-                     probe ? http_error->substr(kProbe.size()) : *http_error);
+    logHttpStartError(config, *http_error);
     return 1;
   }
   spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",

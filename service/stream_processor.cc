@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "service/client_settings.h"
 #include "service/dead_letter.h"
 #include "service/kafka/wall_clock.h"
 #include "state/card_state_codec.h"
@@ -52,31 +53,21 @@ StreamProcessor::~StreamProcessor() {
 }
 
 std::optional<std::string> StreamProcessor::start() {
-  std::string error;
-  kafka::KafkaProperties common = kafka_;
-  common["bootstrap.servers"] = config_.brokers;
-  common.try_emplace("client.id", config_.instance_id);
+  const kafka::KafkaProperties common = commonSettings(config_, kafka_);
+  const kafka::KafkaProperties producer_props = producerSettings(config_, common);
+  if (auto e = startAdmin(common, producer_props)) return e;
+  if (auto e = startOutputs(common, producer_props)) return e;
+  if (auto e = startInput(common, consumerSettings(config_, common))) return e;
+  startStreamThread();
+  return std::nullopt;
+}
 
-  kafka::KafkaProperties producer_props = common;
-  producer_props["transactional.id"] = transactionalIdOf(config_.group_id, config_.instance_id);
-  producer_props["enable.idempotence"] = "true";
-  producer_props["acks"] = "all";
-  producer_props.try_emplace("linger.ms", "5");
-  producer_props.try_emplace("compression.type", "lz4");
-  // A transaction a dead owner left open is aborted by its successor (TransactionFencer); this
-  // timeout is the second line, for an owner nobody could name. librdkafka's 60 s, not Kafka
-  // Streams' 10 s: a transaction must outlive a broker's outage (a broker kill held a commit
-  // 10.4 s in the 3-broker fault test, the soak's broker restart about 45 s), since a
-  // coordinator that times a transaction out under its live producer makes that producer's next
-  // call fatal (exit 1).
-  producer_props.try_emplace("transaction.timeout.ms", "60000");
-  producer_props.try_emplace("queue.buffering.max.messages", "1000000");
-  // librdkafka's default (1 GiB) would let the producer queue alone outgrow the pod.
-  producer_props.try_emplace("queue.buffering.max.kbytes", "262144");
+std::optional<std::string> StreamProcessor::startAdmin(
+    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
+  std::string error;
   if (auto conf = kafka::makeKafkaConf(producer_props, error); !conf) {
     return "producer configuration: " + error;
   }
-
   // Admin requests go through a client of their own: librdkafka 2.0.2's main thread can stall
   // a transactional producer's transaction calls behind a slow admin request (seen against
   // the mock cluster), and the owner map is refreshed every few seconds.
@@ -87,10 +78,12 @@ std::optional<std::string> StreamProcessor::start() {
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
   if (auto e = admin_->checkTopics()) return e;
   if (auto e = startFencer(producer_props, common.at("client.id"))) return e;
-  if (auto e = checkRecordLimits(
-          propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes))) {
-    return e;
-  }
+  return checkRecordLimits(
+      propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes));
+}
+
+std::optional<std::string> StreamProcessor::startOutputs(
+    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
   producer_ = std::make_unique<TransactionalProducer>(
       producer_props,
       std::vector<std::string>{config_.alerts_topic, config_.dlq_topic, config_.changelog_topic});
@@ -101,35 +94,25 @@ std::optional<std::string> StreamProcessor::start() {
   }
   prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
-  if (config_.alert_delivery == AlertDelivery::kImmediate) {
-    alerts_ = ImmediateAlertOutput::create(
-        common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
-    if (!alerts_) return "alert producer: " + error;
-    alerts_->warmUp(config_.alerts_topic);
-    ImmediateAlertOutput* alerts = alerts_.get();
-    // No input offset commits past an alert the broker has not acknowledged.
-    output_->setCommitPrecondition(
-        [alerts] { return alerts->flushForCommit(kAlertsFlushTimeoutMs); });
-  } else {
+  if (config_.alert_delivery != AlertDelivery::kImmediate) {
     output_->timeRecordsOf(config_.alerts_topic, metrics_.stage_commit_wait, metrics_.stage_commit);
+    return std::nullopt;
   }
+  std::string error;
+  alerts_ = ImmediateAlertOutput::create(
+      common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
+  if (!alerts_) return "alert producer: " + error;
+  alerts_->warmUp(config_.alerts_topic);
+  ImmediateAlertOutput* alerts = alerts_.get();
+  // No input offset commits past an alert the broker has not acknowledged.
+  output_->setCommitPrecondition(
+      [alerts] { return alerts->flushForCommit(kAlertsFlushTimeoutMs); });
+  return std::nullopt;
+}
 
-  kafka::KafkaProperties consumer_props = common;
-  consumer_props["group.id"] = config_.group_id;
-  consumer_props["enable.auto.commit"] = "false";
-  consumer_props["enable.auto.offset.store"] = "false";
-  consumer_props["isolation.level"] = "read_committed";
-  consumer_props["auto.offset.reset"] = config_.auto_offset_reset;
-  consumer_props.try_emplace("partition.assignment.strategy", "cooperative-sticky");
-  // librdkafka's defaults (1 MiB a partition a fetch, 100k queued messages) starve a consumer
-  // that catches up at hundreds of thousands of records a second; the prefetch queue stays
-  // bounded by queued.max.messages.kbytes (64 MiB).
-  consumer_props.try_emplace("max.partition.fetch.bytes", "10485760");
-  consumer_props.try_emplace("queued.min.messages", "1000000");
-  if (config_.static_membership) consumer_props["group.instance.id"] = config_.instance_id;
-  // The mock cluster holds an empty fetch for all of fetch.wait.max.ms (500 ms) even when records
-  // arrive meanwhile (a real broker answers as soon as fetch.min.bytes are there).
-  if (config_.embedded_kafka) consumer_props.try_emplace("fetch.wait.max.ms", "5");
+std::optional<std::string> StreamProcessor::startInput(
+    const kafka::KafkaProperties& common, const kafka::KafkaProperties& consumer_props) {
+  std::string error;
   auto consumer_conf = kafka::makeKafkaConf(consumer_props, error);
   if (!consumer_conf) return "consumer configuration: " + error;
   rd_kafka_conf_set_rebalance_cb(consumer_conf.get(), &StreamProcessor::onRebalance);
@@ -155,22 +138,13 @@ std::optional<std::string> StreamProcessor::start() {
   context_->recent_alerts = &query_.recentAlertRing();
   query_.lateness().publishTo(metrics_.shared_registry);
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
-  if (auto e = startStandbys(common)) return e;
+  return startStandbys(common);
+}
 
-  CommitCoordinator::Options commit;
-  commit.input_topic = config_.input_topic;
-  commit.changelog_topic = config_.changelog_topic;
-  commit.owner = config_.instance_id;
-  commit.commit_interval = std::chrono::milliseconds(config_.commit_interval_ms);
-  // The mock cluster keeps aborted records: embedded mode persists after every commit.
-  commit.checkpoint_interval =
-      std::chrono::milliseconds(config_.embedded_kafka ? 0 : config_.checkpoint_interval_ms);
-  commit.cache_pressure_bytes = (config_.state.card_cache_mb << 20) / 10 * 8;
-  commit.max_held_bytes = static_cast<size_t>(config_.max_held_output_mb) << 20;
-  commit.commit_offsets_outside_transaction = config_.embedded_kafka;
+void StreamProcessor::startStreamThread() {
   rd_kafka_t* consumer = consumer_.get();
   commits_ = std::make_unique<CommitCoordinator>(
-      commit, *output_, *tasks_,
+      commitOptions(config_), *output_, *tasks_,
       [consumer] { return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer)); },
       [consumer](rd_kafka_topic_partition_list_t* offsets) {
         if (const auto err = rd_kafka_commit(consumer, offsets, /*async=*/1)) {
@@ -187,7 +161,6 @@ std::optional<std::string> StreamProcessor::start() {
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.
   if (!config_.embedded_kafka) admin_->startOwnerRefresh(kOwnersRefresh);
-  return std::nullopt;
 }
 
 std::optional<std::string> StreamProcessor::replaceProducers() {

@@ -62,6 +62,18 @@ class StreamProcessor final {
   static void onRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
   [[nodiscard]] std::optional<std::string> checkRecordLimits(size_t producer_limit);
+  // start()'s steps, in order (client settings: client_settings.h). The admin client, the
+  // topics' check, the fencer and the record limits.
+  [[nodiscard]] std::optional<std::string> startAdmin(const kafka::KafkaProperties& common,
+                                                      const kafka::KafkaProperties& producer_props);
+  // The transactional producer and output, and the immediate alerts' producer when chosen.
+  [[nodiscard]] std::optional<std::string> startOutputs(
+      const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props);
+  // The consumer, the restorer, the tasks and the standbys.
+  [[nodiscard]] std::optional<std::string> startInput(const kafka::KafkaProperties& common,
+                                                      const kafka::KafkaProperties& consumer_props);
+  // The commit coordinator, the recovery bound and the stream thread, wired; the view attached.
+  void startStreamThread();
   // The fencer of departed owners' transactions, unless members cannot be told apart.
   // The standby restorer and its rounds (--standby-replicas); nothing without them.
   [[nodiscard]] std::optional<std::string> startStandbys(const kafka::KafkaProperties& common);
