@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "service/kafka/admin.h"
@@ -69,8 +70,8 @@ std::optional<std::string> TransactionalProducer::fatalError() const {
 
 rd_kafka_resp_err_t TransactionalProducer::fatalCode() const {
   if (!handle_) return RD_KAFKA_RESP_ERR_NO_ERROR;
-  char reason[8];  // the code is what counts; the text is fatalError()'s
-  return rd_kafka_fatal_error(handle_.get(), reason, sizeof(reason));
+  std::array<char, 8> reason{};  // the code is what counts; the text is fatalError()'s
+  return rd_kafka_fatal_error(handle_.get(), reason.data(), reason.size());
 }
 
 void TransactionalProducer::poll() {
