@@ -3,20 +3,18 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
+#include <optional>
+#include <utility>
 
 namespace fraud::service {
 
-CommitCoordinator::CommitCoordinator(
-    Options options, TransactionalOutput& output, TaskManager& tasks,
-    std::function<kafka::GroupMetadata()> group,
-    std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets,
-    std::function<uint64_t()> cached_bytes, IntervalMetrics& interval, ServiceMetrics* metrics)
+CommitCoordinator::CommitCoordinator(Options options, TransactionSink& output, TaskManager& tasks,
+                                     std::function<void(const InputOffsets&)> commit_offsets,
+                                     std::function<uint64_t()> cached_bytes,
+                                     IntervalMetrics& interval, ServiceMetrics* metrics)
     : options_(std::move(options)),
       output_(output),
       tasks_(tasks),
-      group_(std::move(group)),
       commit_offsets_(std::move(commit_offsets)),
       cached_bytes_(std::move(cached_bytes)),
       interval_(interval),
@@ -26,59 +24,59 @@ void CommitCoordinator::begin() {
   last_commit_started_ = Clock::now();
   uncommitted_records_ = 0;
   committing_.clear();
-  auto offsets = kafka::makePartitionList();
+  InputOffsets offsets{options_.input_topic, options_.owner, {}};
   for (const auto& [p, task] : tasks_.tasks()) {
-    const auto checkpoint = task->prepareCommit(output_, options_.changelog_topic);
-    if (!checkpoint) continue;
-    auto* offset =
-        rd_kafka_topic_partition_list_add(offsets.get(), options_.input_topic.c_str(), p);
-    offset->offset = checkpoint->next_offset;
-    if (!options_.owner.empty()) {
-      // librdkafka frees the metadata with the list.
-      offset->metadata = malloc(options_.owner.size());
-      std::memcpy(offset->metadata, options_.owner.data(), options_.owner.size());
-      offset->metadata_size = options_.owner.size();
-    }
-    committing_.emplace_back(p, *checkpoint);
+    const auto position = task->prepareCommit(output_, options_.changelog_topic);
+    if (!position) continue;
+    offsets.offsets.push_back(*position);
+    committing_.push_back(p);
   }
-  output_.startCommit(std::move(offsets), group_());
+  output_.startCommit(std::move(offsets));
 }
 
-CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Result result) {
-  if (result == TransactionalOutput::Result::kFatal) {
+CommitCoordinator::Outcome CommitCoordinator::failed(TransactionResult result) {
+  committing_.clear();
+  if (result == TransactionResult::kFatal) {
     fatal_ = true;
     producer_failed_ = true;
-    committing_.clear();
     return Outcome::kFatal;
   }
-  if (result == TransactionalOutput::Result::kAborted) {
-    if (metrics_ != nullptr) metrics_->transactions.Add({{"result", "aborted"}}).Increment();
-    committing_.clear();
-    uncommitted_records_ = 0;
-    interval_.clear();
-    tasks_.rewindAll();
-    return Outcome::kAborted;
-  }
-  auto offsets = kafka::makePartitionList();
-  const auto& checkpoint_records = output_.committedCheckpointOffsets();
-  for (const auto& [p, checkpoint] : committing_) {
-    // A task revoked or rebuilt since the commit began has nothing more to learn from it.
-    PartitionTask* task = tasks_.task(p);
-    if (task == nullptr || !task->active()) continue;
-    const auto record = checkpoint_records.find(p);
-    task->markCommitted(checkpoint, record == checkpoint_records.end()
-                                        ? std::nullopt
-                                        : std::optional<int64_t>(record->second));
-    rd_kafka_topic_partition_list_add(offsets.get(), options_.input_topic.c_str(), p)->offset =
-        checkpoint.next_offset;
-  }
-  committing_.clear();
+  if (metrics_ != nullptr) metrics_->transactions.Add({{"result", "aborted"}}).Increment();
+  uncommitted_records_ = 0;
+  interval_.clear();
+  tasks_.rewindAll();
+  return Outcome::kAborted;
+}
+
+bool CommitCoordinator::persistDue() {
   // Committed state goes to the local disk in the background, every checkpoint interval or
   // sooner under cache pressure (only written entries may leave the cache).
   const auto now = Clock::now();
-  if (now - last_persist_ >= options_.checkpoint_interval ||
-      (cached_bytes_ && cached_bytes_() > options_.cache_pressure_bytes)) {
-    last_persist_ = now;
+  if (now - last_persist_ < options_.checkpoint_interval &&
+      !(cached_bytes_ && cached_bytes_() > options_.cache_pressure_bytes)) {
+    return false;
+  }
+  last_persist_ = now;
+  return true;
+}
+
+CommitCoordinator::Outcome CommitCoordinator::complete(const FinishedCommit& finished) {
+  if (finished.result != TransactionResult::kCommitted) return failed(finished.result);
+  InputOffsets committed{options_.input_topic, {}, {}};
+  for (const int32_t p : std::exchange(committing_, {})) {
+    // A task revoked, rewound or rebuilt since the commit began has nothing more to learn from
+    // it (markCommitted() ignores a commit it no longer has in flight).
+    PartitionTask* task = tasks_.task(p);
+    if (task == nullptr) continue;
+    const auto checkpoint = task->inFlight();
+    if (!checkpoint) continue;
+    const auto record = finished.checkpoint_offsets.find(p);
+    task->markCommitted(record == finished.checkpoint_offsets.end()
+                            ? std::nullopt
+                            : std::optional<int64_t>(record->second));
+    committed.offsets.push_back({p, checkpoint->next_offset});
+  }
+  if (persistDue()) {
     for (const auto& [p, task] : tasks_.tasks()) {
       if (auto error = task->handOffCommitted()) {
         spdlog::critical("partition {}: cannot write local checkpoint: {}", p, *error);
@@ -87,13 +85,14 @@ CommitCoordinator::Outcome CommitCoordinator::complete(TransactionalOutput::Resu
       }
     }
   }
-  if (options_.commit_offsets_outside_transaction && offsets->cnt > 0 && commit_offsets_) {
-    commit_offsets_(offsets.get());
+  if (options_.commit_offsets_outside_transaction && !committed.offsets.empty() &&
+      commit_offsets_) {
+    commit_offsets_(committed);
   }
   if (metrics_ != nullptr) {
     metrics_->transactions.Add({{"result", "committed"}}).Increment();
     metrics_->flush(interval_);
-    metrics_->commit_duration.Observe(output_.lastCommitDuration().count());
+    metrics_->commit_duration.Observe(finished.duration.count());
   } else {
     interval_.clear();
   }
@@ -154,7 +153,7 @@ CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
     if (done == Outcome::kFatal || done == Outcome::kAborted) return done;
   }
   if (uncommitted_records_ == 0 && !output_.hasOpenWork()) return Outcome::kNone;
-  if (output_.abort(/*outputs_failed=*/false) == TransactionalOutput::Result::kFatal) {
+  if (output_.abort(/*outputs_failed=*/false) == TransactionResult::kFatal) {
     fatal_ = true;
     producer_failed_ = true;
     return Outcome::kFatal;

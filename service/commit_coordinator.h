@@ -6,11 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "service/kafka/admin.h"
-#include "service/kafka/client.h"
+#include "service/input_offsets.h"
 #include "service/metrics.h"
 #include "service/task_manager.h"
-#include "service/transactional_output.h"
+#include "service/transaction_sink.h"
 
 namespace fraud::service {
 
@@ -29,6 +28,11 @@ namespace fraud::service {
 //   the producer was what failed (producerFailed()) and the stream thread replaced it, closing
 //   every task dirty first: resumeWithNewProducer() then starts afresh. A local checkpoint that
 //   cannot be written stays fatal.
+//
+// The coordinator decides; the sink (TransactionSink: Kafka in the service, a fake in tests)
+// carries. Offsets go to the sink as plain values and a finished commit comes back as one
+// (FinishedCommit, with the acknowledged checkpoint-record offsets); each task keeps its own
+// checkpoints (PartitionTask: in flight, committed, handed to disk).
 //
 // Thread-safety: ingest thread only.
 class CommitCoordinator {
@@ -50,12 +54,10 @@ class CommitCoordinator {
   };
   enum class Outcome { kNone, kCommitted, kAborted, kFatal };
 
-  // `group` returns the consumer's group metadata; `commit_offsets` commits offsets outside a
-  // transaction (used only with commit_offsets_outside_transaction); `cached_bytes` reads the
-  // state cache's size.
-  CommitCoordinator(Options options, TransactionalOutput& output, TaskManager& tasks,
-                    std::function<kafka::GroupMetadata()> group,
-                    std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets,
+  // `commit_offsets` commits offsets outside a transaction (used only with
+  // commit_offsets_outside_transaction); `cached_bytes` reads the state cache's size.
+  CommitCoordinator(Options options, TransactionSink& output, TaskManager& tasks,
+                    std::function<void(const InputOffsets&)> commit_offsets,
                     std::function<uint64_t()> cached_bytes, IntervalMetrics& interval,
                     ServiceMetrics* metrics);
 
@@ -89,6 +91,17 @@ class CommitCoordinator {
   // output attached to the new one): nothing uncommitted, nothing in flight, not fatal.
   void resumeWithNewProducer();
   [[nodiscard]] bool committing() const { return output_.committing(); }
+  // Serves the output's delivery reports (between batches; a commit in flight serves its own).
+  void serveDeliveries() { output_.serveDeliveries(); }
+  // The last step of a stop: a clean one waits up to `timeout_ms` for what the output still
+  // queues; otherwise what it queues is dropped, as nothing may commit any more.
+  void closeOutput(bool clean, int timeout_ms) {
+    if (clean) {
+      output_.drain(timeout_ms);
+    } else {
+      output_.discardQueued();
+    }
+  }
   [[nodiscard]] bool blocked() const { return output_.blocked(); }
   // How long the poll loop may wait for input before the next commit is due.
   [[nodiscard]] int pollTimeoutMs(int idle_ms) const;
@@ -96,13 +109,15 @@ class CommitCoordinator {
  private:
   using Clock = std::chrono::steady_clock;
   void begin();
-  [[nodiscard]] Outcome complete(TransactionalOutput::Result result);
+  [[nodiscard]] Outcome complete(const FinishedCommit& finished);
+  // A transaction's result other than committed: kAborted rewinds every task, kFatal stops.
+  [[nodiscard]] Outcome failed(TransactionResult result);
+  [[nodiscard]] bool persistDue();
 
   Options options_;
-  TransactionalOutput& output_;
+  TransactionSink& output_;
   TaskManager& tasks_;
-  std::function<kafka::GroupMetadata()> group_;
-  std::function<void(rd_kafka_topic_partition_list_t*)> commit_offsets_;
+  std::function<void(const InputOffsets&)> commit_offsets_;
   std::function<uint64_t()> cached_bytes_;
   IntervalMetrics& interval_;  // flushed to metrics_ at every commit, cleared on abort
   ServiceMetrics* metrics_;    // may be null (tests)
@@ -112,8 +127,7 @@ class CommitCoordinator {
   uint64_t uncommitted_records_ = 0;  // processed since the last commit began
   Clock::time_point last_commit_started_ = Clock::now();
   Clock::time_point last_persist_ = Clock::now();
-  // The tasks of the commit in flight, with the checkpoint each reaches.
-  std::vector<std::pair<int32_t, state::PartitionCheckpoint>> committing_;
+  std::vector<int32_t> committing_;  // the partitions the commit in flight carries
 };
 
 }  // namespace fraud::service

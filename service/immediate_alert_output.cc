@@ -23,7 +23,8 @@ int64_t steadyNanos() {
 }  // namespace
 
 std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
-    const kafka::KafkaProperties& properties, Metrics metrics, std::string& error) {
+    const kafka::KafkaProperties& properties, std::string topic, Metrics metrics,
+    std::string& error) {
   kafka::KafkaProperties props = properties;
   // Idempotence: librdkafka's retries never write an alert twice nor out of order; acks=all is
   // part of it. A low linger: an alert is worth most in its first milliseconds.
@@ -32,7 +33,8 @@ std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
   props.erase("transactional.id");
   props.try_emplace("linger.ms", "1");
   props.try_emplace("client.id", "fraud-detector-alerts");
-  std::unique_ptr<ImmediateAlertOutput> output(new ImmediateAlertOutput(std::move(props), metrics));
+  std::unique_ptr<ImmediateAlertOutput> output(
+      new ImmediateAlertOutput(std::move(props), std::move(topic), metrics));
   if (!output->makeProducer(error)) return nullptr;
   return output;
 }
@@ -46,10 +48,10 @@ bool ImmediateAlertOutput::makeProducer(std::string& error) {
   return producer_ != nullptr;
 }
 
-void ImmediateAlertOutput::warmUp(const std::string& topic) {
-  warm_topic_ = topic;
+void ImmediateAlertOutput::warmUp() {
+  warmed_up_ = true;
   // The partition leaders now, not on the first alerts (librdkafka asks for them lazily).
-  (void)kafka::describeTopic(producer_.get(), topic, 5000);
+  (void)kafka::describeTopic(producer_.get(), topic_, 5000);
 }
 
 ImmediateAlertOutput::~ImmediateAlertOutput() { dropProducer(); }
@@ -77,7 +79,7 @@ bool ImmediateAlertOutput::restart(std::string& error) {
   // The tasks that sent them were closed: their records, and alerts, come again.
   failures_unchecked_.store(0);
   if (!makeProducer(error)) return false;
-  if (!warm_topic_.empty()) warmUp(warm_topic_);
+  if (warmed_up_) warmUp();
   return true;
 }
 
@@ -107,9 +109,8 @@ void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* mes
   }
 }
 
-void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
-                                std::string_view key, std::optional<std::string_view> value,
-                                std::initializer_list<Header> headers) {
+void ImmediateAlertOutput::sendAlert(std::string_view key, std::string_view value,
+                                     std::initializer_list<Header> headers) {
   rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(headers);
   uint64_t seq = 0;
   {
@@ -120,10 +121,10 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
   // The report carries the alert's number, never a pointer: it may be served on any thread.
   void* tag = reinterpret_cast<void*>(static_cast<uintptr_t>(seq));
   const auto err = kafka::produceWaiting(
-      producer_.get(), {topic.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, tag},
+      producer_.get(), {topic_.c_str(), RD_KAFKA_PARTITION_UA, key, value, kafka_headers, tag},
       kQueueFullPatience);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-  spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic,
+  spdlog::error("cannot produce an alert to {}: {}; its transaction aborts", topic_,
                 rd_kafka_err2str(err));
   ++failures_;
   ++failures_unchecked_;
@@ -134,7 +135,7 @@ void ImmediateAlertOutput::send(const std::string& topic, int32_t /*partition*/,
   }
 }
 
-void ImmediateAlertOutput::poll() {
+void ImmediateAlertOutput::serveDeliveries() {
   if (producer_) rd_kafka_poll(producer_.get(), 0);
 }
 

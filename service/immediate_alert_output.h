@@ -14,6 +14,7 @@
 
 #include "service/kafka/client.h"
 #include "service/record_collector.h"
+#include "service/transaction_sink.h"
 
 namespace fraud::service {
 
@@ -33,32 +34,35 @@ namespace fraud::service {
 // its tasks dirty and restart()ing this producer. The alerts it never acknowledged are sent
 // again as the records behind them are processed again.
 //
-// Thread-safety: send(), poll(), failed() and restart() on the ingest thread (restart() only
-// with no commit in flight); flushForCommit() on the committer thread; librdkafka runs the
-// delivery reports on whichever thread polls.
-class ImmediateAlertOutput final : public RecordCollector {
+// Thread-safety: sendAlert(), serveDeliveries(), failed() and restart() on the ingest thread
+// (restart() only with no commit in flight); flushForCommit() on the committer thread; librdkafka
+// runs the delivery reports on whichever thread polls.
+class ImmediateAlertOutput final : public AlertSink {
  public:
   struct Metrics {
     prometheus::Histogram* delivery = nullptr;  // produced to acknowledged, per alert
     prometheus::Counter* failures = nullptr;    // alerts not acknowledged
   };
 
-  // The producer, from the service's common client properties (idempotence, acks=all and a
-  // low linger are set here); nothing with `error` set when librdkafka refuses them.
+  using Header = RecordCollector::Header;
+
+  // The producer of alerts to `topic`, from the service's common client properties
+  // (idempotence, acks=all and a low linger are set here); nothing with `error` set when
+  // librdkafka refuses them.
   [[nodiscard]] static std::unique_ptr<ImmediateAlertOutput> create(
-      const kafka::KafkaProperties& properties, Metrics metrics, std::string& error);
+      const kafka::KafkaProperties& properties, std::string topic, Metrics metrics,
+      std::string& error);
   ~ImmediateAlertOutput() override;
-  // Learns `topic`'s partition leaders before the first alert needs them.
-  void warmUp(const std::string& topic);
+  // Learns the topic's partition leaders before the first alert needs them.
+  void warmUp();
   ImmediateAlertOutput(const ImmediateAlertOutput&) = delete;
   ImmediateAlertOutput& operator=(const ImmediateAlertOutput&) = delete;
 
-  // Produces one alert now (`partition` is ignored: alerts are partitioned by key). A record
-  // librdkafka refuses outright counts as a failed delivery.
-  void send(const std::string& topic, int32_t partition, std::string_view key,
-            std::optional<std::string_view> value, std::initializer_list<Header> headers) override;
-  // Serves delivery reports without waiting.
-  void poll();
+  // Produces one alert now, partitioned by key. A record librdkafka refuses outright counts as
+  // a failed delivery.
+  void sendAlert(std::string_view key, std::string_view value,
+                 std::initializer_list<Header> headers) override;
+  void serveDeliveries() override;
   // Waits until every alert sent before this call is acknowledged (alerts sent meanwhile are
   // not waited for: at a steady alert rate the wait still ends). kRetry when one was not
   // acknowledged (since the last call) or they did not all arrive within `timeout_ms`; kFatal
@@ -76,8 +80,8 @@ class ImmediateAlertOutput final : public RecordCollector {
   [[nodiscard]] uint64_t failures() const { return failures_.load(); }
 
  private:
-  ImmediateAlertOutput(kafka::KafkaProperties properties, Metrics metrics)
-      : properties_(std::move(properties)), metrics_(metrics) {}
+  ImmediateAlertOutput(kafka::KafkaProperties properties, std::string topic, Metrics metrics)
+      : properties_(std::move(properties)), topic_(std::move(topic)), metrics_(metrics) {}
   [[nodiscard]] bool makeProducer(std::string& error);
   void dropProducer();
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
@@ -86,7 +90,8 @@ class ImmediateAlertOutput final : public RecordCollector {
   void settle(uint64_t seq);
 
   kafka::KafkaProperties properties_;
-  std::string warm_topic_;  // warmed up again by restart()
+  const std::string topic_;
+  bool warmed_up_ = false;  // warmed up again by restart()
   Metrics metrics_;
   kafka::KafkaHandle producer_;
   std::atomic<uint64_t> failures_{0};            // ever

@@ -33,6 +33,7 @@ bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
   std::lock_guard lock(mu_);
   store_ = std::move(store);
   detector_ = std::move(detector);
+  in_flight_.reset();
   committed_ = checkpoint;
   persisted_ = checkpoint;
   next_offset_ = checkpoint.next_offset;
@@ -49,6 +50,7 @@ void PartitionTask::restart(uint64_t restore_ticket) {
   detector_.reset();
   store_.reset();
   dirty_ = false;
+  in_flight_.reset();
   restore_ticket_ = restore_ticket;
   restore_progress_.store(0);
 }
@@ -98,9 +100,14 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
         outcome.detected.outcome == detectors::Outcome::kLateDropped, now_ms);
   }
   if (outcome.alert_key) {
-    RecordCollector& alerts = context_.alerts != nullptr ? *context_.alerts : context_.output;
-    alerts.send(context_.config.alerts_topic, kAnyPartition, outcome.detected.alert->card_ref.hex(),
-                alert_json_, {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+    const std::string key = outcome.detected.alert->card_ref.hex();
+    if (context_.alerts != nullptr) {
+      context_.alerts->sendAlert(key, alert_json_,
+                                 {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+    } else {
+      context_.output.send(context_.config.alerts_topic, kAnyPartition, key, alert_json_,
+                           {{headers::kIdempotencyKey, outcome.alert_key->idempotency_key}});
+    }
     if (context_.recent_alerts != nullptr) {
       context_.recent_alerts->add(partition_, *outcome.detected.alert, *outcome.alert_key, now_ms);
     }
@@ -139,8 +146,8 @@ void PartitionTask::reject(const InputRecord& record, detectors::RejectReason re
                         {headers::kOriginalKeySize, key_size}});
 }
 
-std::optional<state::PartitionCheckpoint> PartitionTask::prepareCommit(
-    RecordCollector& output, const std::string& changelog_topic) {
+std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
+                                                        const std::string& changelog_topic) {
   if (!active_.load() || !dirty_) return std::nullopt;
   std::lock_guard lock(mu_);
   for (const auto& change : store_->takeCommitChanges()) {
@@ -151,13 +158,14 @@ std::optional<state::PartitionCheckpoint> PartitionTask::prepareCommit(
   const state::PartitionCheckpoint checkpoint{next_offset_, detector_->streamTime(), 0};
   output.sendCheckpoint(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode());
   dirty_ = false;
-  return checkpoint;
+  in_flight_ = checkpoint;
+  return InputOffset{partition_, checkpoint.next_offset};
 }
 
-void PartitionTask::markCommitted(const state::PartitionCheckpoint& checkpoint,
-                                  std::optional<int64_t> checkpoint_record_offset) {
+void PartitionTask::markCommitted(std::optional<int64_t> checkpoint_record_offset) {
+  if (!in_flight_ || !active_.load()) return;
   std::lock_guard lock(mu_);
-  committed_ = checkpoint;
+  committed_ = *std::exchange(in_flight_, std::nullopt);
   committed_.changelog_next_offset =
       checkpoint_record_offset ? *checkpoint_record_offset + 1 : persisted_.changelog_next_offset;
   // The transaction's card changes may go to disk now, with this checkpoint.
@@ -170,6 +178,7 @@ PartitionTask::Rewound PartitionTask::rewind() {
   if (!active_.load()) return Rewound::kDone;
   std::lock_guard lock(mu_);
   dirty_ = false;
+  in_flight_.reset();
   // Waits for the committed batches to reach disk; false when one could not.
   if (!store_->discardChanges()) return Rewound::kRestore;
   try {

@@ -15,10 +15,12 @@
 #include "detectors/record_codec.h"
 #include "detectors/record_pipeline.h"
 #include "service/config.h"
+#include "service/input_offsets.h"
 #include "service/lateness_board.h"
 #include "service/metrics.h"
 #include "service/recent_alerts.h"
 #include "service/record_collector.h"
+#include "service/transaction_sink.h"
 #include "state/live_card_store.h"
 #include "state/partition_checkpoint.h"
 
@@ -42,7 +44,7 @@ struct TaskContext {
   size_t max_dead_letter_bytes;            // the dead-letter topic's record limit
   std::function<int64_t()> wall_clock_ms;  // detected_at and lateness
   // Where alerts go when not in `output`'s transaction (--alert-delivery immediate).
-  RecordCollector* alerts = nullptr;
+  AlertSink* alerts = nullptr;
   LatenessBoard* lateness = nullptr;      // measured lateness, when set (the console, /metrics)
   RecentAlerts* recent_alerts = nullptr;  // detected alerts, when set (the console)
 };
@@ -109,15 +111,19 @@ class PartitionTask {
   // could not be read; nothing may commit until the partition is rebuilt.
   [[nodiscard]] Processed process(const InputRecord& record);
 
-  // Sends the changed card states and the checkpoint record to the changelog and returns the
-  // checkpoint the commit reaches; nothing when no record was processed since the last call.
-  [[nodiscard]] std::optional<state::PartitionCheckpoint> prepareCommit(
-      RecordCollector& output, const std::string& changelog_topic);
-  // The commit that carried `checkpoint` went through: its card changes may go to disk.
-  // `checkpoint_record_offset`: where the broker put the commit's checkpoint record (a restore
-  // continues after it); without it, a restore re-reads a little more of the changelog.
-  void markCommitted(const state::PartitionCheckpoint& checkpoint,
-                     std::optional<int64_t> checkpoint_record_offset = std::nullopt);
+  // Sends the changed card states and the checkpoint record to the changelog, remembers the
+  // checkpoint the commit reaches (inFlight()) and returns the input position it commits;
+  // nothing when no record was processed since the last call.
+  [[nodiscard]] std::optional<InputOffset> prepareCommit(RecordCollector& output,
+                                                         const std::string& changelog_topic);
+  // The commit prepared last went through: its checkpoint becomes the committed one and its
+  // card changes may go to disk. `checkpoint_record_offset`: where the broker put the commit's
+  // checkpoint record (a restore continues after it); without it, a restore re-reads a little
+  // more of the changelog. Nothing happens when no commit is in flight for this task (it was
+  // rewound or restarted since it prepared one: that commit no longer describes its state).
+  void markCommitted(std::optional<int64_t> checkpoint_record_offset = std::nullopt);
+  // The checkpoint of the commit prepared and not yet marked committed, if any.
+  [[nodiscard]] std::optional<state::PartitionCheckpoint> inFlight() const { return in_flight_; }
   // State, stream time and position back to the last committed checkpoint (waiting for its
   // background writes). kDone: done locally (seek the input to nextOffset()); kRestore: the
   // disk could not take the committed state (restart() and restore from the changelog);
@@ -153,6 +159,9 @@ class PartitionTask {
   std::unique_ptr<detectors::PartitionDetector> detector_;
   int64_t next_offset_ = -1;
   uint64_t restore_ticket_;
+  // A task's checkpoints, in the order a commit moves them: prepared (in flight), committed,
+  // handed to the disk. The commit coordinator keeps none of its own.
+  std::optional<state::PartitionCheckpoint> in_flight_;  // prepared, its commit not through
   state::PartitionCheckpoint committed_;  // what the last committed transaction covered
   state::PartitionCheckpoint persisted_;  // the last checkpoint given to the store's disk
   bool dirty_ = false;

@@ -8,9 +8,10 @@
 
 namespace fraud::service {
 
-// Where a partition task's output records go (Kafka Streams' RecordCollector): alerts, dead
-// letters and changelog records, all written in the transaction of the next commit.
-// Implemented by TransactionalOutput; tests use a recording fake.
+// Where a partition task's output records go (Kafka Streams' RecordCollector): changelog
+// records, dead letters and (unless --alert-delivery immediate sends them to an AlertSink)
+// alerts, all written in the transaction of the next commit. The commit side is
+// TransactionSink's; TransactionalOutput implements both, tests use recording fakes.
 // A partition number that lets the producer's partitioner choose (librdkafka's
 // RD_KAFKA_PARTITION_UA).
 inline constexpr int32_t kAnyPartition = -1;
@@ -34,8 +35,8 @@ class RecordCollector {
                     std::initializer_list<Header> headers) = 0;
   // Queues a partition's checkpoint record (the last record a commit writes to that changelog
   // partition). A transactional collector reports the offset the broker gave it with the
-  // commit's result (TransactionalOutput::committedCheckpointOffsets()); the record's offset is
-  // never written into memory the caller owns.
+  // commit's result (FinishedCommit::checkpoint_offsets); the record's offset is never written
+  // into memory the caller owns.
   virtual void sendCheckpoint(const std::string& topic, int32_t partition, std::string_view key,
                               std::string_view value) {
     send(topic, partition, key, value, {});

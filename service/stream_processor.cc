@@ -88,7 +88,10 @@ std::optional<std::string> StreamProcessor::startOutputs(
       producer_props,
       std::vector<std::string>{config_.alerts_topic, config_.dlq_topic, config_.changelog_topic});
   if (auto e = producer_->start()) return e;
-  output_ = std::make_unique<TransactionalOutput>(producer_->get());
+  // The consumer comes later (startInput()); it exists before the first commit.
+  output_ = std::make_unique<TransactionalOutput>(producer_->get(), [this] {
+    return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer_.get()));
+  });
   if (const char* hold = std::getenv("FRAUD_TEST_HOLD_COMMIT_FILE"); hold != nullptr && *hold) {
     output_->holdCommitsForTesting(hold);
   }
@@ -100,9 +103,10 @@ std::optional<std::string> StreamProcessor::startOutputs(
   }
   std::string error;
   alerts_ = ImmediateAlertOutput::create(
-      common, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures}, error);
+      common, config_.alerts_topic, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures},
+      error);
   if (!alerts_) return "alert producer: " + error;
-  alerts_->warmUp(config_.alerts_topic);
+  alerts_->warmUp();
   ImmediateAlertOutput* alerts = alerts_.get();
   // No input offset commits past an alert the broker has not acknowledged.
   output_->setCommitPrecondition(
@@ -145,9 +149,9 @@ void StreamProcessor::startStreamThread() {
   rd_kafka_t* consumer = consumer_.get();
   commits_ = std::make_unique<CommitCoordinator>(
       commitOptions(config_), *output_, *tasks_,
-      [consumer] { return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer)); },
-      [consumer](rd_kafka_topic_partition_list_t* offsets) {
-        if (const auto err = rd_kafka_commit(consumer, offsets, /*async=*/1)) {
+      [consumer](const InputOffsets& offsets) {
+        const auto list = TransactionalOutput::partitionList(offsets);
+        if (const auto err = rd_kafka_commit(consumer, list.get(), /*async=*/1)) {
           spdlog::debug("offsets outside the transaction: {}", rd_kafka_err2str(err));
         }
       },

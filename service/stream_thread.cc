@@ -84,9 +84,8 @@ int StreamThread::run(const std::atomic<bool>& stop) {
         interval_.processing.observe(seconds / static_cast<double>(processed), processed);
       }
     }
-    // The committer thread serves delivery reports while a commit is in flight.
-    if (!commits_.committing()) clients_.producer->poll();
-    if (clients_.alerts != nullptr) clients_.alerts->poll();
+    commits_.serveDeliveries();
+    if (clients_.alerts != nullptr) clients_.alerts->serveDeliveries();
     if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) continue;
     query_.setOutputsBlocked(commits_.blocked());
     if (Clock::now() - last_gauges_ >= kGaugeInterval) refreshGauges();
@@ -359,15 +358,8 @@ int StreamThread::shutdown() {
   }
   tasks_.remove(tasks_.partitions());
   query_.setJoined(false);
-  if (status == 0) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    clients_.producer->flush(static_cast<int>(std::max<int64_t>(0, left.count())));
-  } else {
-    // Nothing left may commit: drop what the producer still holds, so that destroying it does
-    // not wait for records no transaction will take.
-    clients_.producer->purge();
-  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  commits_.closeOutput(status == 0, static_cast<int>(std::max<int64_t>(0, left.count())));
   if (Clock::now() > deadline) {
     spdlog::error("clean stop took longer than --shutdown-timeout-ms");
     status = 1;

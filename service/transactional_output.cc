@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -54,8 +56,22 @@ void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
   });
 }
 
-TransactionalOutput::TransactionalOutput(rd_kafka_t* producer)
-    : producer_(producer), committer_([this] { committerLoop(); }) {}
+kafka::PartitionList TransactionalOutput::partitionList(const InputOffsets& offsets) {
+  auto list = kafka::makePartitionList(static_cast<int>(offsets.offsets.size()));
+  for (const InputOffset& o : offsets.offsets) {
+    auto* entry = rd_kafka_topic_partition_list_add(list.get(), offsets.topic.c_str(), o.partition);
+    entry->offset = o.next_offset;
+    if (offsets.metadata.empty()) continue;
+    // librdkafka frees the metadata with the list.
+    entry->metadata = malloc(offsets.metadata.size());
+    std::memcpy(entry->metadata, offsets.metadata.data(), offsets.metadata.size());
+    entry->metadata_size = offsets.metadata.size();
+  }
+  return list;
+}
+
+TransactionalOutput::TransactionalOutput(rd_kafka_t* producer, GroupSource group)
+    : producer_(producer), group_(std::move(group)), committer_([this] { committerLoop(); }) {}
 
 void TransactionalOutput::timeRecordsOf(const std::string& topic,
                                         prometheus::Histogram& commit_wait,
@@ -92,7 +108,6 @@ void TransactionalOutput::detachProducer() {
   }
   (void)abort(/*outputs_failed=*/true);  // fatal: forgets the transaction, calls nothing
   open_ = false;
-  committed_checkpoints_.clear();
   std::lock_guard lock(mu_);
   producer_ = nullptr;
   result_.reset();
@@ -172,7 +187,21 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
   lost_record_ = true;  // the transaction cannot commit without it
 }
 
-void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group) {
+void TransactionalOutput::serveDeliveries() {
+  if (!committing_ && producer_ != nullptr) rd_kafka_poll(producer_, 0);
+}
+
+void TransactionalOutput::drain(int timeout_ms) {
+  if (producer_ != nullptr) rd_kafka_flush(producer_, timeout_ms);
+}
+
+void TransactionalOutput::discardQueued() {
+  if (producer_ == nullptr) return;
+  rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_poll(producer_, 0);
+}
+
+void TransactionalOutput::startCommit(InputOffsets offsets) {
   committing_ = true;
   commit_started_ = std::chrono::steady_clock::now();
   if (commit_wait_ != nullptr) {
@@ -193,8 +222,11 @@ void TransactionalOutput::startCommit(kafka::PartitionList offsets, kafka::Group
     wake_.notify_all();
   } else if (!open_) {
     result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
+  } else if (offsets.offsets.empty() || !group_) {
+    request_ = CommitRequest{nullptr, nullptr};
+    wake_.notify_all();
   } else {
-    request_ = CommitRequest{std::move(offsets), std::move(group)};
+    request_ = CommitRequest{partitionList(offsets), group_()};
     wake_.notify_all();
   }
 }
@@ -324,36 +356,42 @@ TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request
   }
 }
 
-std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(bool wait) {
+std::optional<FinishedCommit> TransactionalOutput::finishCommit(bool wait) {
   if (!committing_) return std::nullopt;
-  Result result;
+  FinishedCommit finished;
   {
     std::unique_lock lock(mu_);
     if (wait) done_.wait(lock, [this] { return result_.has_value(); });
     if (!result_) return std::nullopt;
-    result = *std::exchange(result_, std::nullopt);
+    finished.result = *std::exchange(result_, std::nullopt);
   }
   committing_ = false;
-  if (result == Result::kFatal) {
+  if (finished.result == Result::kFatal) {
     fatal_ = true;
     held_.clear();
     held_bytes_ = 0;
-    return result;
+    return finished;
   }
-  if (result == Result::kAborted) {
+  if (finished.result == Result::kAborted) {
     open_ = false;  // the committer aborted it
-    return abort(/*outputs_failed=*/true);
+    finished.result = abort(/*outputs_failed=*/true);
+    return finished;
   }
   {
     // Every report of the committed transaction was served before the commit returned, and the
     // next transaction's records are produced only below.
     std::lock_guard lock(ledger_.mu);
-    committed_checkpoints_ = std::exchange(ledger_.acknowledged, {});
+    finished.checkpoint_offsets = std::exchange(ledger_.acknowledged, {});
   }
-  last_commit_duration_ = std::chrono::steady_clock::now() - commit_started_;
-  observeCommitted();
+  finished.duration = std::chrono::steady_clock::now() - commit_started_;
+  observeCommitted(finished.duration);
   open_ = false;
   blocked_ = false;
+  sendHeld();
+  return finished;
+}
+
+void TransactionalOutput::sendHeld() {
   for (auto& held : std::exchange(held_, {})) {
     rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(held.headers);
     if (!beginIfClosed()) {
@@ -365,13 +403,12 @@ std::optional<TransactionalOutput::Result> TransactionalOutput::finishCommit(boo
             held.checkpoint);
   }
   held_bytes_ = 0;
-  return result;
 }
 
-void TransactionalOutput::observeCommitted() {
+void TransactionalOutput::observeCommitted(std::chrono::duration<double> duration) {
   if (commit_histogram_ != nullptr) {
-    const double seconds = last_commit_duration_.count();
-    for (size_t i = 0; i < committing_times_.size(); ++i) commit_histogram_->Observe(seconds);
+    for (size_t i = 0; i < committing_times_.size(); ++i)
+      commit_histogram_->Observe(duration.count());
   }
   committing_times_.clear();
   // The held records go out now, in the next transaction.

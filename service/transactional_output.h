@@ -18,7 +18,7 @@
 
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
-#include "service/record_collector.h"
+#include "service/transaction_sink.h"
 
 namespace fraud::service {
 
@@ -37,18 +37,23 @@ namespace fraud::service {
 //
 // Thread-safety: every public method is for the ingest thread only; the committer thread is
 // internal.
-class TransactionalOutput final : public RecordCollector {
+class TransactionalOutput final : public TransactionSink {
  public:
   using Header = RecordCollector::Header;
-  enum class Result { kCommitted, kAborted, kFatal };
+  using Result = TransactionResult;
+  // The consumer group's metadata, sent with each transaction's input offsets (KIP-447).
+  using GroupSource = std::function<kafka::GroupMetadata()>;
 
-  // Installs the delivery-report callback that committedCheckpointOffsets() relies on; call on
-  // the producer's configuration before creating the producer.
+  // Installs the delivery-report callback that reports checkpoint offsets to finishCommit();
+  // call on the producer's configuration before creating the producer.
   static void installDeliveryReports(rd_kafka_conf_t* conf);
+  // The offsets as librdkafka's list, each with the metadata.
+  [[nodiscard]] static kafka::PartitionList partitionList(const InputOffsets& offsets);
 
   // `producer` must have transactions initialised and outlive this object (or its
-  // detachProducer()).
-  explicit TransactionalOutput(rd_kafka_t* producer);
+  // detachProducer()). `group` is read at each commit that carries offsets (none: no offsets
+  // are ever committed, only records).
+  explicit TransactionalOutput(rd_kafka_t* producer, GroupSource group = nullptr);
 
   // Times the records sent to `topic` (the alerts): from send() to the start of the commit that
   // carries them, and that commit's duration. Call before the first send().
@@ -73,30 +78,24 @@ class TransactionalOutput final : public RecordCollector {
             std::optional<std::string_view> value, std::initializer_list<Header> headers) override;
   void sendCheckpoint(const std::string& topic, int32_t partition, std::string_view key,
                       std::string_view value) override;
-  // After finishCommit() reported kCommitted: the offset of each partition's checkpoint record
-  // in that transaction, as the broker acknowledged it (a partition whose report is missing is
-  // absent).
-  [[nodiscard]] const std::map<int32_t, int64_t>& committedCheckpointOffsets() const {
-    return committed_checkpoints_;
+
+  [[nodiscard]] bool hasOpenWork() const override {
+    return open_ || !held_.empty() || lost_record_;
   }
+  [[nodiscard]] bool committing() const override { return committing_; }
+  [[nodiscard]] size_t heldBytes() const override { return held_bytes_; }
 
-  // Records were sent (or held) since the last commit started.
-  [[nodiscard]] bool hasOpenWork() const { return open_ || !held_.empty() || lost_record_; }
-  [[nodiscard]] bool committing() const { return committing_; }
-  // Bytes (keys, values, headers) held while a commit is in flight.
-  [[nodiscard]] size_t heldBytes() const { return held_bytes_; }
-
-  // Starts committing the open transaction, with these input offsets (may be empty). Not while
-  // a commit is in flight. A transaction that cannot commit (a record was lost) is aborted
-  // instead, and finishCommit() reports kAborted.
-  void startCommit(kafka::PartitionList offsets, kafka::GroupMetadata group);
-  // The in-flight commit's result once it is through (blocking when `wait`), else nothing.
+  // A transaction that cannot commit (a record was lost) is aborted instead, and
+  // finishCommit() reports kAborted.
+  void startCommit(InputOffsets offsets) override;
   // After kCommitted, the held records go out in a new transaction. After kAborted the
   // transaction is aborted and the held records are dropped: the caller rewinds its input.
-  [[nodiscard]] std::optional<Result> finishCommit(bool wait);
-  // Aborts the open transaction (none in flight) and drops the held records. `outputs_failed`
-  // when the reason is that outputs could not be written (blocked() then reports it).
-  [[nodiscard]] Result abort(bool outputs_failed);
+  [[nodiscard]] std::optional<FinishedCommit> finishCommit(bool wait) override;
+  [[nodiscard]] Result abort(bool outputs_failed) override;
+  // The committer thread serves the reports while a commit is in flight.
+  void serveDeliveries() override;
+  void drain(int timeout_ms) override;
+  void discardQueued() override;
 
   // After a fatal error, no commit in flight: drops what the failed producer still holds (its
   // queue purged, the reports of what was dropped served) and everything of the failed
@@ -106,13 +105,8 @@ class TransactionalOutput final : public RecordCollector {
   // detachProducer()): nothing open, nothing held, no longer fatal.
   void attachProducer(rd_kafka_t* producer);
 
-  // Outputs could not be written since the last successful commit.
-  [[nodiscard]] bool blocked() const { return blocked_; }
+  [[nodiscard]] bool blocked() const override { return blocked_; }
   [[nodiscard]] bool fatal() const { return fatal_; }
-  // How long the last successful commit took, from startCommit().
-  [[nodiscard]] std::chrono::duration<double> lastCommitDuration() const {
-    return last_commit_duration_;
-  }
 
  private:
   struct HeldRecord {
@@ -151,7 +145,8 @@ class TransactionalOutput final : public RecordCollector {
   void publish(Result result);
 
   using TimePoint = std::chrono::steady_clock::time_point;
-  void observeCommitted();
+  void observeCommitted(std::chrono::duration<double> duration);
+  void sendHeld();
 
   rd_kafka_t* producer_;  // written under mu_ (attachProducer()), with no commit in flight
   const std::string* timed_topic_ = nullptr;
@@ -167,11 +162,10 @@ class TransactionalOutput final : public RecordCollector {
   bool blocked_ = false;
   bool fatal_ = false;
   std::chrono::steady_clock::time_point commit_started_;
-  std::chrono::duration<double> last_commit_duration_{};
   std::vector<HeldRecord> held_;
   size_t held_bytes_ = 0;
   CheckpointLedger ledger_;
-  std::map<int32_t, int64_t> committed_checkpoints_;  // of the last committed transaction
+  GroupSource group_;
 
   std::mutex mu_;
   std::condition_variable wake_;  // a request, or stopping

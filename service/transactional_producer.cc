@@ -74,18 +74,4 @@ rd_kafka_resp_err_t TransactionalProducer::fatalCode() const {
   return rd_kafka_fatal_error(handle_.get(), reason.data(), reason.size());
 }
 
-void TransactionalProducer::poll() {
-  if (handle_) rd_kafka_poll(handle_.get(), 0);
-}
-
-void TransactionalProducer::flush(int timeout_ms) {
-  if (handle_) rd_kafka_flush(handle_.get(), timeout_ms);
-}
-
-void TransactionalProducer::purge() {
-  if (!handle_) return;
-  rd_kafka_purge(handle_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-  rd_kafka_poll(handle_.get(), 0);
-}
-
 }  // namespace fraud::service

@@ -39,12 +39,6 @@ class TransactionalProducer {
   [[nodiscard]] std::optional<std::string> fatalError() const;
   // The code of that fatal error; RD_KAFKA_RESP_ERR_NO_ERROR without one.
   [[nodiscard]] rd_kafka_resp_err_t fatalCode() const;
-  // Serves delivery reports without waiting.
-  void poll();
-  // Waits up to `timeout_ms` for what is queued.
-  void flush(int timeout_ms);
-  // Drops what is queued or in flight and serves the reports of what was dropped.
-  void purge();
 
  private:
   kafka::KafkaProperties properties_;

@@ -42,7 +42,9 @@ class CommitCoordinatorTest : public ::testing::Test {
     producer_ = cluster_.transactionalProducer(
         "commit-test-" +
         std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    output_ = std::make_unique<TransactionalOutput>(producer_.get());
+    output_ = std::make_unique<TransactionalOutput>(producer_.get(), [] {
+      return kafka::GroupMetadata(rd_kafka_consumer_group_metadata_new("commit-test"));
+    });
     context_ = std::make_unique<TaskContext>(
         TaskContext{config_, *output_, pipeline_, interval_, 1'000'000, [] { return int64_t{0}; }});
     tasks_ = std::make_unique<TaskManager>(*context_, *db_, input_, restorer_);
@@ -63,10 +65,8 @@ class CommitCoordinatorTest : public ::testing::Test {
     options.input_topic = config_.input_topic;
     options.changelog_topic = "changelog";
     options.commit_interval = std::chrono::milliseconds(0);
-    commits_ = std::make_unique<CommitCoordinator>(
-        options, *output_, *tasks_,
-        [] { return kafka::GroupMetadata(rd_kafka_consumer_group_metadata_new("commit-test")); },
-        nullptr, nullptr, interval_, nullptr);
+    commits_ = std::make_unique<CommitCoordinator>(options, *output_, *tasks_, nullptr, nullptr,
+                                                   interval_, nullptr);
   }
 
   // One valid record on partition p at offset o (a country per offset, so alerts come).
@@ -246,8 +246,8 @@ TEST_F(CommitCoordinatorTest, ImmediateAlertNotAcknowledgedAbortsTheCommitAndIsS
   MockCluster alert_cluster;
   std::string error;
   auto alerts = ImmediateAlertOutput::create(
-      {{"bootstrap.servers", alert_cluster.bootstrap()}, {"message.timeout.ms", "3000"}}, {},
-      error);
+      {{"bootstrap.servers", alert_cluster.bootstrap()}, {"message.timeout.ms", "3000"}},
+      config_.alerts_topic, {}, error);
   ASSERT_TRUE(alerts) << error;
   context_->alerts = alerts.get();
   ImmediateAlertOutput* raw = alerts.get();
@@ -278,8 +278,8 @@ TEST_F(CommitCoordinatorTest, ImmediateAlertProducerFailedForGoodMakesTheCommitF
   // and the stream thread stops with status 1 (as when fenced).
   MockCluster alert_cluster;
   std::string error;
-  auto alerts =
-      ImmediateAlertOutput::create({{"bootstrap.servers", alert_cluster.bootstrap()}}, {}, error);
+  auto alerts = ImmediateAlertOutput::create({{"bootstrap.servers", alert_cluster.bootstrap()}},
+                                             config_.alerts_topic, {}, error);
   ASSERT_TRUE(alerts) << error;
   context_->alerts = alerts.get();
   ImmediateAlertOutput* raw = alerts.get();

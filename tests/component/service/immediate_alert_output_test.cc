@@ -22,13 +22,13 @@ class ImmediateAlertOutputTest : public ::testing::Test {
     cluster_.createTopic("alerts", 2);
     std::string error;
     output_ = ImmediateAlertOutput::create(
-        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, {}, error);
+        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, "alerts", {}, error);
     EXPECT_TRUE(output_) << error;
   }
 
   void sendOne(int i) {
-    output_->send("alerts", kAnyPartition, "card-" + std::to_string(i % 7), "{}",
-                  {{"idempotency-key", "k" + std::to_string(i)}});
+    output_->sendAlert("card-" + std::to_string(i % 7), "{}",
+                       {{"idempotency-key", "k" + std::to_string(i)}});
   }
 
   MockCluster cluster_;
@@ -44,7 +44,7 @@ TEST_F(ImmediateAlertOutputTest, ACommitWaitsOnlyForAlertsSentBeforeItAtASteadyR
   std::thread sender([&] {
     for (int i = 0; !stop.load(); ++i) {
       sendOne(i);
-      output_->poll();
+      output_->serveDeliveries();
       std::this_thread::sleep_for(2ms);
     }
   });

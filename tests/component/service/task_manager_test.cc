@@ -33,7 +33,8 @@ class TaskManagerTest : public ::testing::Test {
   void commit(int32_t p) {
     RecordingCollector changelog;
     PartitionTask* t = tasks_.task(p);
-    t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+    ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
+    t->markCommitted();
   }
 
   TempStateDb db_;
@@ -190,7 +191,8 @@ TEST(TaskManagerSmallCache, CorruptCardOutsideTheWarmCacheRebuildsInsteadOfEndin
   }
   RecordingCollector changelog;
   PartitionTask* t = tasks.task(0);
-  t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+  ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
+  t->markCommitted();
   ASSERT_FALSE(t->persist().has_value());
   tasks.remove({0});
   // The card scanned last is corrupt on disk.
@@ -237,7 +239,8 @@ TEST(TaskManagerSmallCache, CorruptCardMetByARewindRebuildsThePartition) {
   }
   RecordingCollector changelog;
   PartitionTask* t = tasks.task(0);
-  t->markCommitted(*t->prepareCommit(changelog, "changelog"));
+  ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
+  t->markCommitted();
   ASSERT_FALSE(t->persist().has_value());
   // Corrupt on disk behind the live store's back, then an abort rewinds the task.
   state::CardChange bad;

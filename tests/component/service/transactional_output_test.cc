@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 
 #include "service/metrics.h"
 #include "tests/support/mock_cluster.h"
@@ -40,22 +41,45 @@ class TransactionalOutputTest : public ::testing::Test {
   const std::string dlq_ = "dlq";
 };
 
+// The commit's result carries where each changelog partition's checkpoint record landed, as the
+// broker acknowledged it: a restore continues after it.
+TEST_F(TransactionalOutputTest, AFinishedCommitReturnsWhereEachCheckpointRecordLanded) {
+  cluster_.createTopic("changelog", 2);
+  for (int i = 0; i < 3; ++i) output_.send("changelog", 0, "card", "state", {});
+  output_.sendCheckpoint("changelog", 0, "checkpoint", "c0");
+  output_.sendCheckpoint("changelog", 1, "checkpoint", "c1");
+  output_.startCommit({});
+  const auto first = output_.finishCommit(/*wait=*/true);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->result, TransactionalOutput::Result::kCommitted);
+  EXPECT_EQ(first->checkpoint_offsets, (std::map<int32_t, int64_t>{{0, 3}, {1, 0}}));
+  EXPECT_GT(first->duration.count(), 0.0);
+  output_.send("changelog", 0, "card", "state", {});
+  output_.sendCheckpoint("changelog", 0, "checkpoint", "c0");
+  output_.startCommit({});
+  const auto second = output_.finishCommit(/*wait=*/true);
+  ASSERT_TRUE(second.has_value());
+  ASSERT_EQ(second->result, TransactionalOutput::Result::kCommitted);
+  ASSERT_EQ(second->checkpoint_offsets.size(), 1u) << "only this transaction's checkpoints";
+  EXPECT_GT(second->checkpoint_offsets.at(0), 4) << "after the first's records and marker";
+}
+
 TEST_F(TransactionalOutputTest, EachAlertIsTimedToItsCommitAndHeldOnesToTheNext) {
   output_.timeRecordsOf(alerts_, metrics_.stage_commit_wait, metrics_.stage_commit);
   send(alerts_);
   send(alerts_);
   send(dlq_);  // not timed
   cluster_.setRoundTripMs(100);
-  output_.startCommit(nullptr, nullptr);
+  output_.startCommit({});
   EXPECT_EQ(count(metrics_.stage_commit_wait), 2u) << "the two alerts' wait ends at the start";
   send(alerts_);  // held: it goes in the next transaction
-  ASSERT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  ASSERT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kCommitted);
   EXPECT_EQ(count(metrics_.stage_commit), 2u);
   EXPECT_GE(metrics_.stage_commit.Collect().histogram.sample_sum, 2 * 0.1)
       << "each took the commit's time";
-  output_.startCommit(nullptr, nullptr);
+  output_.startCommit({});
   EXPECT_EQ(count(metrics_.stage_commit_wait), 3u) << "the held alert waited through the first";
-  ASSERT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  ASSERT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kCommitted);
   EXPECT_EQ(count(metrics_.stage_commit), 3u);
 }
 
@@ -67,14 +91,14 @@ TEST_F(TransactionalOutputTest, AFailedPreconditionAbortsTheTransactionAndAnothe
     return allow.load() ? CommitReadiness::kReady : CommitReadiness::kRetry;
   });
   send(alerts_);
-  output_.startCommit(nullptr, nullptr);
-  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kAborted);
+  output_.startCommit({});
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kAborted);
   EXPECT_EQ(asked, 1);
   EXPECT_TRUE(output_.blocked()) << "readiness says outputs could not be written";
   allow = true;
   send(alerts_);
-  output_.startCommit(nullptr, nullptr);
-  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kCommitted);
+  output_.startCommit({});
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kCommitted);
   EXPECT_EQ(asked, 2);
   EXPECT_FALSE(output_.blocked());
 }
@@ -89,8 +113,8 @@ TEST_F(TransactionalOutputTest, ASendRefusedInAFailedTransactionAbortsItAndTheNe
   // The refusal arrives: the transaction now requires an abort.
   EXPECT_EQ(rd_kafka_flush(producer_.get(), 10'000), RD_KAFKA_RESP_ERR_NO_ERROR);
   send(dlq_);  // refused by librdkafka at once: the transaction is in an error state
-  output_.startCommit(nullptr, nullptr);
-  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kAborted);
+  output_.startCommit({});
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kAborted);
   EXPECT_TRUE(output_.blocked());
   // The mock cluster may refuse the first transaction after the abort once (its sequence
   // numbers: "skipped sequence numbers"); one of the next few commits. Left open, none would.
@@ -98,8 +122,8 @@ TEST_F(TransactionalOutputTest, ASendRefusedInAFailedTransactionAbortsItAndTheNe
   for (int attempt = 0; attempt < 3 && result != TransactionalOutput::Result::kCommitted;
        ++attempt) {
     send(alerts_);
-    output_.startCommit(nullptr, nullptr);
-    result = *output_.finishCommit(/*wait=*/true);
+    output_.startCommit({});
+    result = output_.finishCommit(/*wait=*/true)->result;
   }
   EXPECT_EQ(result, TransactionalOutput::Result::kCommitted)
       << "the failed transaction was never aborted";
@@ -112,12 +136,12 @@ TEST_F(TransactionalOutputTest, AFatalPreconditionEndsTheOutputAsFatal) {
   // /healthz); it reports kFatal and the service stops with status 1.
   output_.setCommitPrecondition([] { return CommitReadiness::kFatal; });
   send(alerts_);
-  output_.startCommit(nullptr, nullptr);
-  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kFatal);
+  output_.startCommit({});
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kFatal);
   EXPECT_TRUE(output_.fatal());
   send(alerts_);
-  output_.startCommit(nullptr, nullptr);
-  EXPECT_EQ(output_.finishCommit(/*wait=*/true), TransactionalOutput::Result::kFatal);
+  output_.startCommit({});
+  EXPECT_EQ(output_.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kFatal);
 }
 
 }  // namespace

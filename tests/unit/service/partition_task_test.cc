@@ -15,12 +15,14 @@
 
 #include "service/changelog_format.h"
 #include "state/live_card_store.h"
+#include "tests/support/fake_sinks.h"
 #include "tests/support/memory_card_source.h"
 #include "tests/support/service_fakes.h"
 
 namespace fraud::service {
 namespace {
 
+using testing::RecordingAlertSink;
 using testing::RecordingCollector;
 using testing::TaskHarness;
 using testing::txJson;
@@ -62,14 +64,15 @@ class PartitionTaskTest : public ::testing::Test {
 // --alert-delivery immediate: alerts go to their own collector at once; dead letters and the
 // changelog stay in the transaction's.
 TEST_F(PartitionTaskTest, ImmediateDeliverySendsAlertsApartFromTheTransaction) {
-  RecordingCollector immediate;
+  RecordingAlertSink immediate;
   harness_.context.alerts = &immediate;
   EXPECT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   EXPECT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
   EXPECT_EQ(feed(2, txJson("t3", "card-0001", "ES", 3'000)), PartitionTask::Processed::kDone);
   EXPECT_EQ(feed(3, "not json"), PartitionTask::Processed::kDone);
-  ASSERT_EQ(immediate.on(harness_.config.alerts_topic).size(), 1u);
-  EXPECT_EQ(immediate.sent.size(), 1u) << "only the alert";
+  ASSERT_EQ(immediate.alerts.size(), 1u) << "only the alert";
+  EXPECT_EQ(immediate.alerts[0].key, harness_.hasher.hash("card-0001").hex());
+  EXPECT_EQ(immediate.alerts[0].headers.count("idempotency-key"), 1u);
   EXPECT_TRUE(harness_.output.on(harness_.config.alerts_topic).empty());
   EXPECT_EQ(harness_.output.on(harness_.config.dlq_topic).size(), 1u);
   harness_.context.alerts = nullptr;
@@ -203,15 +206,19 @@ TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt)
   EXPECT_FALSE(task_.persist().has_value());
   EXPECT_EQ(storage_->batches_written, 0u) << "dirty state never reaches disk";
   RecordingCollector changelog;
-  const auto checkpoint = task_.prepareCommit(changelog, "changelog");
-  ASSERT_TRUE(checkpoint.has_value());
-  EXPECT_EQ(checkpoint->next_offset, 1);
+  const auto position = task_.prepareCommit(changelog, "changelog");
+  ASSERT_TRUE(position.has_value());
+  EXPECT_EQ(position->partition, kPartition);
+  EXPECT_EQ(position->next_offset, 1);
+  ASSERT_TRUE(task_.inFlight().has_value());
+  EXPECT_EQ(task_.inFlight()->stream_time, 1'000);
   ASSERT_EQ(changelog.sent.size(), 2u);
   EXPECT_EQ(changelog.sent[0].key, harness_.hasher.hash("card-0001").raw());
   EXPECT_EQ(changelog.sent[1].key, kChangelogCheckpointKey);
   EXPECT_EQ(changelog.sent[0].partition, kPartition);
   ASSERT_EQ(changelog.checkpoint_offsets.at(kPartition), 1);
-  task_.markCommitted(*checkpoint, changelog.checkpoint_offsets.at(kPartition));
+  task_.markCommitted(changelog.checkpoint_offsets.at(kPartition));
+  EXPECT_FALSE(task_.inFlight().has_value());
   EXPECT_FALSE(task_.persist().has_value());
   ASSERT_EQ(storage_->batches_written, 1u);
   EXPECT_EQ(storage_->checkpoint.next_offset, 1);
@@ -226,7 +233,8 @@ TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt)
 TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
-  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
+  ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
+  task_.markCommitted();
   ASSERT_FALSE(task_.persist().has_value());
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone);
@@ -240,7 +248,8 @@ TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
 TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocally) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
-  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));  // committed, not written
+  ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
+  task_.markCommitted();  // committed, not written
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone)
       << "the committed batch goes to disk first, then the rewind";
@@ -256,7 +265,8 @@ TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocal
 TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestore) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
-  task_.markCommitted(*task_.prepareCommit(changelog, "changelog"));
+  ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
+  task_.markCommitted();
   storage_->fail_writes = "injected: no space left on device";
   const auto error = task_.persist();
   ASSERT_TRUE(error.has_value());
