@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+
 namespace fraud::service {
 namespace {
 
@@ -78,6 +80,38 @@ std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& 
     result[elem.partition] = auto_offset_reset_ == "latest" ? marks->high : marks->low;
   }
   return result;
+}
+
+kafka::PartitionList KafkaInput::listOf(const std::vector<int32_t>& partitions) const {
+  auto list = kafka::makePartitionList(static_cast<int>(partitions.size()));
+  for (const int32_t p : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), p);
+  }
+  return list;
+}
+
+bool KafkaInput::cooperative() const {
+  return std::string_view(rd_kafka_rebalance_protocol(consumer_)) == "COOPERATIVE";
+}
+
+bool KafkaInput::assignmentLost() const { return rd_kafka_assignment_lost(consumer_) != 0; }
+
+void KafkaInput::incrementalAssign(const std::vector<int32_t>& partitions) {
+  if (kafka::KafkaError e(rd_kafka_incremental_assign(consumer_, listOf(partitions).get())); e) {
+    spdlog::error("incremental assign: {}", rd_kafka_error_string(e.get()));
+  }
+}
+
+void KafkaInput::incrementalUnassign(const std::vector<int32_t>& partitions) {
+  if (kafka::KafkaError e(rd_kafka_incremental_unassign(consumer_, listOf(partitions).get())); e) {
+    spdlog::error("incremental unassign: {}", rd_kafka_error_string(e.get()));
+  }
+}
+
+void KafkaInput::assign(const std::vector<int32_t>& partitions) {
+  const auto err =
+      rd_kafka_assign(consumer_, partitions.empty() ? nullptr : listOf(partitions).get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) spdlog::error("assign: {}", rd_kafka_err2str(err));
 }
 
 }  // namespace fraud::service

@@ -6,15 +6,16 @@
 
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
+#include "service/rebalance_listener.h"
 #include "service/task_manager.h"
 
 namespace fraud::service {
 
-// InputControl over the input topic's consumer. Every librdkafka answer is checked: a failed
-// query yields no offset (the caller asks again) rather than a guessed one.
+// InputControl and ConsumerAssignment over the input topic's consumer. Every librdkafka answer is
+// checked: a failed query yields no offset (the caller asks again) rather than a guessed one.
 // Thread-safety: the ingest thread only (librdkafka's consumer calls are thread-safe, but the
 // pause/seek order matters to the caller).
-class KafkaInput final : public InputControl {
+class KafkaInput final : public InputControl, public ConsumerAssignment {
  public:
   // `consumer` must outlive this object.
   KafkaInput(rd_kafka_t* consumer, std::string topic, std::string auto_offset_reset);
@@ -25,7 +26,15 @@ class KafkaInput final : public InputControl {
   [[nodiscard]] std::map<int32_t, int64_t> startOffsets(
       const std::vector<int32_t>& partitions) override;
 
+  [[nodiscard]] bool cooperative() const override;
+  [[nodiscard]] bool assignmentLost() const override;
+  void incrementalAssign(const std::vector<int32_t>& partitions) override;
+  void incrementalUnassign(const std::vector<int32_t>& partitions) override;
+  void assign(const std::vector<int32_t>& partitions) override;
+
  private:
+  [[nodiscard]] kafka::PartitionList listOf(const std::vector<int32_t>& partitions) const;
+
   rd_kafka_t* consumer_;
   std::string topic_;
   std::string auto_offset_reset_;

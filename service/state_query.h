@@ -35,6 +35,7 @@ class StateQuery final : public api::ServiceView {
   // The warm copies to show (--standby-replicas); once, like attach().
   void attachStandbys(const StandbyReplicas& standbys) { standbys_.store(&standbys); }
   void setJoined(bool joined) { joined_.store(joined); }
+  [[nodiscard]] bool joined() const { return joined_.load(); }
   void setOutputsBlocked(bool blocked) { outputs_blocked_.store(blocked); }
 
   [[nodiscard]] api::ServiceStatus status() const override;

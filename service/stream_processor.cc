@@ -158,9 +158,11 @@ void StreamProcessor::startStreamThread() {
       [this] { return db_.cachedBytes(); }, interval_, &metrics_);
   recovery_ = std::make_unique<ProducerRecovery>([this] { return replaceProducers(); },
                                                  &metrics_.producer_recoveries);
+  rebalances_ = std::make_unique<RebalanceListener>(*input_, *tasks_, *commits_, query_, metrics_,
+                                                    fencer_.get());
   thread_ = std::make_unique<StreamThread>(
       config_, StreamThread::Clients{consumer_.get(), producer_.get(), alerts_.get()}, *tasks_,
-      *commits_, interval_, *restorer_, query_, db_, metrics_, fencer_.get(), recovery_.get());
+      *commits_, *rebalances_, interval_, *restorer_, query_, db_, metrics_, recovery_.get());
   query_.attach(*tasks_, *admin_, admin_->inputPartitions());
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.

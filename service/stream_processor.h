@@ -110,6 +110,7 @@ class StreamProcessor final {
   std::unique_ptr<TaskContext> context_;
   std::unique_ptr<TaskManager> tasks_;
   std::unique_ptr<CommitCoordinator> commits_;
+  std::unique_ptr<RebalanceListener> rebalances_;
   std::unique_ptr<ProducerRecovery> recovery_;
   std::unique_ptr<StreamThread> thread_;
 };

@@ -26,20 +26,19 @@ std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
 }  // namespace
 
 StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
-                           CommitCoordinator& commits, IntervalMetrics& interval,
-                           RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
-                           ServiceMetrics& metrics, TransactionFencer* fencer,
-                           ProducerRecovery* recovery)
+                           CommitCoordinator& commits, RebalanceListener& rebalances,
+                           IntervalMetrics& interval, RestoreQueue& restorer, StateQuery& query,
+                           state::StateDb& db, ServiceMetrics& metrics, ProducerRecovery* recovery)
     : config_(config),
       clients_(clients),
       tasks_(tasks),
       commits_(commits),
+      rebalances_(rebalances),
       interval_(interval),
       restorer_(restorer),
       query_(query),
       db_(db),
       metrics_(metrics),
-      fencer_(fencer),
       recovery_(recovery) {}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
@@ -187,97 +186,21 @@ bool StreamThread::recoverFromFatal() {
   }
   // Every task closed dirty, as if its partition were lost: what it did since its last commit
   // is thrown away with it, and local disk only ever took committed state.
-  const std::vector<int32_t> held = tasks_.partitions();
-  tasks_.remove(held);
-  for (const int32_t p : held) dropPartitionGauges(p);
+  const std::vector<int32_t> held = rebalances_.closeAllDirty();
   input_held_ = false;  // the new tasks resume their input as they are restored
   if (!recovery_->recover(reason)) return false;
   commits_.resumeWithNewProducer();
   // The same partitions, taken again from their committed checkpoints and the changelog.
-  if (!held.empty()) {
-    for (const int32_t p : held) {
-      metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(0);
-    }
-    tasks_.assign(held);
-  }
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  rebalances_.reopen(held);
   spdlog::warn("recovered from the producer failure: restoring {} partition(s)", held.size());
   return true;
 }
 
 void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions) {
-  cooperative_ = std::string_view(rd_kafka_rebalance_protocol(clients_.consumer)) == "COOPERATIVE";
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    assign(partitions);
+    rebalances_.onAssigned(partitionsOf(partitions));
   } else {
-    revoke(partitions, rd_kafka_assignment_lost(clients_.consumer) != 0);
-  }
-}
-
-void StreamThread::assign(rd_kafka_topic_partition_list_t* partitions) {
-  metrics_.rebalances.Add({{"kind", "assign"}}).Increment();
-  if (cooperative_) {
-    if (kafka::KafkaError e(rd_kafka_incremental_assign(clients_.consumer, partitions)); e) {
-      spdlog::error("incremental assign: {}", rd_kafka_error_string(e.get()));
-    }
-  } else {
-    // An eager assignment replaces the whole set: pass every partition we hold.
-    auto all = kafka::makePartitionList();
-    for (const int32_t p : tasks_.partitions()) {
-      rd_kafka_topic_partition_list_add(all.get(), config_.input_topic.c_str(), p);
-    }
-    for (int i = 0; i < partitions->cnt; ++i) {
-      rd_kafka_topic_partition_list_add(all.get(), config_.input_topic.c_str(),
-                                        partitions->elems[i].partition);
-    }
-    rd_kafka_assign(clients_.consumer, all.get());
-  }
-  const auto assigned = partitionsOf(partitions);
-  for (const int32_t p : assigned) {
-    metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(0);
-  }
-  // A previous owner that left the group may have left a transaction open on these partitions:
-  // fence it now, so that the restore below need not wait for the broker to time it out.
-  if (fencer_ != nullptr) fencer_->fenceOwnersOf(assigned);
-  // Nothing is consumed until the partition's state is restored (activateRestored()).
-  tasks_.assign(assigned);
-  query_.setJoined(true);
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
-  spdlog::info("assigned {} partition(s); restoring their state", partitions->cnt);
-}
-
-void StreamThread::revoke(rd_kafka_topic_partition_list_t* partitions, bool lost) {
-  metrics_.rebalances.Add({{"kind", lost ? "lost" : "revoke"}}).Increment();
-  const auto revoked = partitionsOf(partitions);
-  if (lost) {
-    // Another member may own these already: nothing of ours may commit for them.
-    (void)commits_.abortUncommitted();
-  } else if (commits_.commitNow() == CommitCoordinator::Outcome::kCommitted) {
-    // A later owner (us again, perhaps) then restores less of the changelog. Only after a
-    // commit that covers everything: a failed commit persists nothing.
-    if (!commits_.persist(revoked)) {
-      spdlog::warn("revoked partitions: local checkpoint not written; a later owner restores more");
-    }
-  }
-  const std::vector<int32_t> dropped = cooperative_ ? revoked : tasks_.partitions();
-  tasks_.remove(dropped);
-  for (const int32_t p : dropped) dropPartitionGauges(p);
-  if (cooperative_) {
-    if (kafka::KafkaError e(rd_kafka_incremental_unassign(clients_.consumer, partitions)); e) {
-      spdlog::error("incremental unassign: {}", rd_kafka_error_string(e.get()));
-    }
-  } else {
-    rd_kafka_assign(clients_.consumer, nullptr);
-  }
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
-  spdlog::info("{} {} partition(s)", lost ? "lost" : "revoked", partitions->cnt);
-}
-
-void StreamThread::dropPartitionGauges(int32_t partition) {
-  const std::string label = std::to_string(partition);
-  for (auto* family : {&metrics_.stream_time, &metrics_.event_time_lag, &metrics_.offset_lag,
-                       &metrics_.state_cards, &metrics_.restore_progress}) {
-    family->Remove(&family->Add({{"partition", label}}));
+    rebalances_.onRevoked(partitionsOf(partitions));
   }
 }
 

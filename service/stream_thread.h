@@ -12,10 +12,10 @@
 #include "service/kafka/client.h"
 #include "service/metrics.h"
 #include "service/producer_recovery.h"
+#include "service/rebalance_listener.h"
 #include "service/restore_queue.h"
 #include "service/state_query.h"
 #include "service/task_manager.h"
-#include "service/transaction_fencer.h"
 #include "service/transactional_producer.h"
 #include "state/state_db.h"
 
@@ -57,16 +57,17 @@ class StreamThread {
   };
   // `recovery` null: a fatal error stops the loop at once.
   StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
-               CommitCoordinator& commits, IntervalMetrics& interval, RestoreQueue& restorer,
-               StateQuery& query, state::StateDb& db, ServiceMetrics& metrics,
-               TransactionFencer* fencer = nullptr, ProducerRecovery* recovery = nullptr);
+               CommitCoordinator& commits, RebalanceListener& rebalances, IntervalMetrics& interval,
+               RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
+               ServiceMetrics& metrics, ProducerRecovery* recovery = nullptr);
 
   // Subscribes and consumes until `stop`, then commits, checkpoints and leaves the group.
   // Returns the exit status: 0 for a clean stop within the deadline, 1 after a fatal error
   // that could not be recovered from (the consumer is closed either way).
   [[nodiscard]] int run(const std::atomic<bool>& stop);
 
-  // The consumer's rebalance callback (the opaque pointer given to librdkafka leads here).
+  // The consumer's rebalance callback (the opaque pointer given to librdkafka leads here):
+  // hands the partitions to the RebalanceListener.
   void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
 
  private:
@@ -88,9 +89,6 @@ class StreamThread {
   // partitions again. False when the error is not the producer's or recovery refused.
   [[nodiscard]] bool recoverFromFatal();
   [[nodiscard]] std::string producerFailure() const;
-  void assign(rd_kafka_topic_partition_list_t* partitions);
-  void revoke(rd_kafka_topic_partition_list_t* partitions, bool lost);
-  void dropPartitionGauges(int32_t partition);
   void refreshGauges();
   void refreshStandbyGauges();
   [[nodiscard]] int shutdown();
@@ -99,15 +97,14 @@ class StreamThread {
   Clients clients_;
   TaskManager& tasks_;
   CommitCoordinator& commits_;
+  RebalanceListener& rebalances_;
   IntervalMetrics& interval_;
   RestoreQueue& restorer_;
   StateQuery& query_;
   state::StateDb& db_;
   ServiceMetrics& metrics_;
-  TransactionFencer* fencer_;   // may be null (embedded cluster, tests)
   ProducerRecovery* recovery_;  // may be null (tests): no recovery
-  bool cooperative_ = true;
-  bool input_held_ = false;  // every partition paused until the commit in flight is through
+  bool input_held_ = false;     // every partition paused until the commit in flight is through
   Clock::time_point held_since_{};
   Clock::time_point last_gauges_{};
 };

@@ -9,29 +9,15 @@
 #include <fstream>
 
 #include "service/kafka/producer.h"
+#include "service/transaction_calls.h"
 
 namespace fraud::service {
 namespace {
 
-constexpr int kOffsetsTimeoutMs = 10'000;
-// librdkafka asks commit and abort to take the remaining transaction time (-1): other timeouts
-// risk desynchronising its transaction state machine.
-constexpr int kRemainingTransactionTime = -1;
 // How long a send waits for room in a full producer queue before it gives the record up (the
 // transaction then aborts and the input is read again): the ingest thread never blocks for
 // good on an unreachable broker.
 constexpr auto kQueueFullPatience = std::chrono::seconds(10);
-// How long a retriable error of send_offsets_to_transaction is retried before the transaction
-// is aborted instead (well inside the default transaction.timeout.ms, 60 s).
-constexpr auto kRetryPatience = std::chrono::seconds(5);
-// How long the flush before the offsets waits for a partition leader that is away (a broker
-// down, a leader election) before the transaction is aborted: inside the default
-// transaction.timeout.ms (60 s). Aborting sooner races the failover: the coordinator may then
-// refuse the abort itself (INVALID_TXN_STATE), which is fatal to the producer.
-constexpr auto kFlushPatience = std::chrono::seconds(45);
-
-// A commit slower than this is logged with where its time went.
-constexpr auto kSlowCommit = std::chrono::seconds(1);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
@@ -249,23 +235,12 @@ void TransactionalOutput::committerLoop() {
     if (ready == CommitReadiness::kFatal) {
       result = Result::kFatal;
     } else if (ready == CommitReadiness::kReady) {
-      result = runCommit(std::move(request));
+      result = commitTransaction(producer_, request.offsets.get(), request.group.get(),
+                                 [this] { holdForTesting(); });
     }
     // The abort, too, is retried here rather than on the ingest thread, which goes on polling.
-    if (result == Result::kAborted) result = abortTransaction();
+    if (result == Result::kAborted) result = abortTransaction(producer_);
     publish(result);
-  }
-}
-
-TransactionalOutput::Result TransactionalOutput::abortTransaction() {
-  while (true) {
-    kafka::KafkaError e(rd_kafka_abort_transaction(producer_, kRemainingTransactionTime));
-    if (!e) return Result::kAborted;
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::critical("abort transaction: {}", errorText(e.get()));
-      return Result::kFatal;
-    }
-    spdlog::warn("abort transaction: {}; retrying", errorText(e.get()));
   }
 }
 
@@ -293,67 +268,6 @@ void TransactionalOutput::publish(Result result) {
   std::lock_guard lock(mu_);
   result_ = result;
   done_.notify_all();
-}
-
-TransactionalOutput::Result TransactionalOutput::runCommit(CommitRequest request) {
-  // librdkafka's contract for transactional calls: a retriable error may be retried as it is
-  // (the coordinator moved: "not coordinator"), one that requires an abort is aborted, a fatal
-  // one ends the producer. Aborting on a retriable error instead races the coordinator's
-  // failover, and the broker may then refuse the abort itself (INVALID_TXN_STATE, fatal).
-  const auto started = std::chrono::steady_clock::now();
-  const auto give_up_at = started + kRetryPatience;
-  // The records first, then the offsets (KIP-447's order): input offsets pending in an open
-  // transaction then always come with that transaction's changelog records on the broker, so a
-  // later owner's restore, which waits for open transactions, never takes the changelog of an
-  // older commit with the input position of a newer one.
-  while (const auto err = rd_kafka_flush(producer_, kOffsetsTimeoutMs)) {
-    // Timed out: a leader is away; a refused record shows as an abort the offsets call asks for.
-    const bool patient = err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
-                         std::chrono::steady_clock::now() < started + kFlushPatience;
-    spdlog::warn("flush before the offsets: {}; {}", rd_kafka_err2str(err),
-                 patient ? "still waiting" : "aborting");
-    if (!patient) return Result::kAborted;
-  }
-  holdForTesting();
-  while (request.offsets && request.offsets->cnt > 0) {
-    kafka::KafkaError e(rd_kafka_send_offsets_to_transaction(
-        producer_, request.offsets.get(), request.group.get(), kOffsetsTimeoutMs));
-    if (!e) break;
-    spdlog::warn("send offsets to transaction: {}", errorText(e.get()));
-    if (rd_kafka_error_is_fatal(e.get())) return Result::kFatal;
-    if (rd_kafka_error_txn_requires_abort(e.get())) return Result::kAborted;
-    if (!rd_kafka_error_is_retriable(e.get()) || std::chrono::steady_clock::now() > give_up_at) {
-      return Result::kAborted;
-    }
-  }
-  // Commit flushes the transaction's records first; their delivery reports run on this thread.
-  const auto offsets_sent = std::chrono::steady_clock::now();
-  while (true) {
-    kafka::KafkaError e(rd_kafka_commit_transaction(producer_, kRemainingTransactionTime));
-    if (!e) {
-      const auto done = std::chrono::steady_clock::now();
-      if (done - started > kSlowCommit) {
-        using Ms = std::chrono::milliseconds;
-        spdlog::warn(
-            "slow commit: {} ms (offsets {} ms, flush and commit {} ms); alerts wait for it",
-            std::chrono::duration_cast<Ms>(done - started).count(),
-            std::chrono::duration_cast<Ms>(offsets_sent - started).count(),
-            std::chrono::duration_cast<Ms>(done - offsets_sent).count());
-      }
-      return Result::kCommitted;
-    }
-    if (rd_kafka_error_is_fatal(e.get())) {
-      spdlog::error(
-          "commit transaction: {} (fatal to this producer: it is replaced, or the service stops)",
-          errorText(e.get()));
-      return Result::kFatal;
-    }
-    if (rd_kafka_error_txn_requires_abort(e.get())) {
-      spdlog::warn("commit transaction: {}; aborting and reprocessing", errorText(e.get()));
-      return Result::kAborted;
-    }
-    spdlog::warn("commit transaction: {}; retrying", errorText(e.get()));
-  }
 }
 
 std::optional<FinishedCommit> TransactionalOutput::finishCommit(bool wait) {
@@ -431,7 +345,7 @@ TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
   if (fatal_) return Result::kFatal;
   if (!open_) return Result::kAborted;
   open_ = false;
-  const Result result = abortTransaction();
+  const Result result = abortTransaction(producer_);
   if (result == Result::kFatal) fatal_ = true;
   return result;
 }

@@ -137,10 +137,6 @@ class TransactionalOutput final : public TransactionSink {
   void produce(const char* topic, int32_t partition, std::string_view key,
                std::optional<std::string_view> value, rd_kafka_headers_t* headers, bool checkpoint);
   void committerLoop();
-  [[nodiscard]] Result runCommit(CommitRequest request);
-  // Aborts the open transaction, retrying what librdkafka says may be retried: kAborted, or
-  // kFatal when the producer failed for good.
-  [[nodiscard]] Result abortTransaction();
   void holdForTesting();
   void publish(Result result);
 
