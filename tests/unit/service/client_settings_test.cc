@@ -54,6 +54,11 @@ TEST(ClientSettings, TheConsumerReadsCommittedAndCommitsOnlyInTheTransaction) {
   EXPECT_EQ(props.at("partition.assignment.strategy"), "range");  // the user's choice
   EXPECT_EQ(props.count("group.instance.id"), 0u);
   EXPECT_EQ(props.count("fetch.wait.max.ms"), 0u);
+  EXPECT_EQ(props.at("queued.max.messages.kbytes"), "16384") << "the prefetch queue's bound";
+  EXPECT_EQ(consumerSettings(c, {{"queued.max.messages.kbytes", "65536"}})
+                .at("queued.max.messages.kbytes"),
+            "65536")
+      << "a default the user may change";
 }
 
 TEST(ClientSettings, StaticMembershipAndTheEmbeddedClusterShowInTheConsumer) {
