@@ -97,7 +97,9 @@ require_free_ports() {
 # logging to LOG) has said where its API (default) or probe listener is, and prints the port.
 # FROM: the byte of LOG to read from (for a log that restarts append to; default 0). Fails with
 # the log's tail when the process exits first (e.g. it could not bind a port it was given) or
-# after 120 s.
+# after 120 s. Reads text and JSON logs (--log-format); the line is logged at level info, so a
+# FRAUD_LOG_LEVEL above info in the environment hides it (the bench scripts read other info
+# lines too).
 service_port() {
   local log=$1 pid=$2 which=${3:-API} from=${4:-0} port i
   for ((i = 0; i < 1200; i++)); do
