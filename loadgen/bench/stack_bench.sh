@@ -10,7 +10,10 @@
 #                                     [--alert-delivery transactional|immediate]
 #                                     [--start-broker [--broker-port PORT]]
 # --start-broker starts a single-node broker of its own (scripts/kafka, in a temporary folder,
-# stopped at the end) instead of using the one running in --kafka-dir.
+# stopped at the end) instead of using the one running in --kafka-dir: on --broker-port PORT
+# (its controller on PORT+100; taken, the script stops at once naming it), by default on a free
+# port it picks. The service's API and probes listen on ports the kernel picks (--http-port 0
+# --probe-port 0; the probe port is read back from the service's log).
 # --alert-delivery runs the service in that mode and verifies accordingly (immediate: exact
 # repeats of an idempotency key are accepted and counted).
 # Exit: 0 when the stack kept up (rate held, no errors, lag drained, verify passed), 1 when it
@@ -18,8 +21,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../../scripts/lib/ports.sh
+. "$root/scripts/lib/ports.sh"
 rate=20000 duration=60 partitions=12 cards=1000000 delivery=transactional
-start_broker=0 broker_port=59392
+start_broker=0 broker_port=
 build=${FRAUD_BUILD_DIR:-$root/build}
 out=
 kafka_dir=${FRAUD_KAFKA_DIR:-/tmp/fraud-kafka}
@@ -35,9 +40,19 @@ while [ $# -gt 0 ]; do
     --alert-delivery) delivery=$2; shift 2 ;;
     --start-broker) start_broker=1; shift ;;
     --broker-port) broker_port=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "stack_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if [ "$start_broker" = 1 ]; then
+  if [ -n "$broker_port" ]; then
+    # shellcheck disable=SC2046 # one port a word
+    require_free_ports stack_bench "--broker-port $broker_port: broker on PORT, controller on PORT+100" \
+      $(kafka_ports "$broker_port" 1)
+  else
+    broker_port=$(free_kafka_base)
+  fi
+fi
 
 own_broker_dir=
 service_pid=
@@ -101,7 +116,7 @@ loadgen_status=0
 cpu_after="$(cpu_of "$service_pid") $(cpu_of "$broker_pid")"
 
 # The service's own view of where the time went (docs/performance.md): its stage histograms.
-probe_port=$(sed -n 's|.*probes on http://[^:]*:\([0-9]*\).*|\1|p' "$out/service.log" | head -1)
+probe_port=$(service_port "$out/service.log" "$service_pid" probes)
 curl -sf "http://127.0.0.1:$probe_port/metrics" >"$out/metrics.txt" 2>/dev/null || : >"$out/metrics.txt"
 
 verify_status=0
