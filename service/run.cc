@@ -150,6 +150,25 @@ void logHttpStartError(const ServiceConfig& config, const std::string& http_erro
                    probe ? http_error.substr(kProbe.size()) : http_error);
 }
 
+// --embedded-kafka: the cluster, whose address becomes --brokers (and is printed on stdout for
+// scripts). Null, logged, when it cannot start.
+std::unique_ptr<EmbeddedKafka> startEmbeddedKafka(ServiceConfig& config) {
+  std::string error;
+  auto embedded = EmbeddedKafka::start(config, error);
+  if (!embedded) {
+    spdlog::critical("embedded Kafka: {}", error);
+    return nullptr;
+  }
+  config.brokers = embedded->bootstrap();
+  std::printf("bootstrap=%s\n", config.brokers.c_str());
+  std::fflush(stdout);
+  spdlog::warn(
+      "embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
+      "for data you care about",
+      config.brokers);
+  return embedded;
+}
+
 }  // namespace
 
 int runService(ServiceConfig config) {
@@ -181,20 +200,7 @@ int runService(ServiceConfig config) {
   }
 
   std::unique_ptr<EmbeddedKafka> embedded;
-  if (config.embedded_kafka) {
-    embedded = EmbeddedKafka::start(config, error);
-    if (!embedded) {
-      spdlog::critical("embedded Kafka: {}", error);
-      return 1;
-    }
-    config.brokers = embedded->bootstrap();
-    std::printf("bootstrap=%s\n", config.brokers.c_str());
-    std::fflush(stdout);
-    spdlog::warn(
-        "embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
-        "for data you care about",
-        config.brokers);
-  }
+  if (config.embedded_kafka && !(embedded = startEmbeddedKafka(config))) return 1;
 
   auto db = state::StateDb::open(config.state, error);
   if (!db) {
