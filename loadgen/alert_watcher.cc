@@ -1,21 +1,15 @@
 #include "loadgen/alert_watcher.h"
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "detectors/record_headers.h"
+#include "loadgen/run_series.h"
 #include "service/kafka/admin.h"
 
 namespace fraud::loadgen {
 namespace {
 
 constexpr int kTimeoutMs = 10'000;
-
-int64_t monotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -55,7 +49,7 @@ void AlertWatcher::run() {
   while (!stopping_) {
     rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_.get(), 100);
     if (message == nullptr) continue;
-    const int64_t arrived = monotonicNs();
+    const int64_t arrived = steadyClockNs();
     if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       auto key = kafka::headerValue(message, detectors::headers::kIdempotencyKey);
       if (!key && message->payload != nullptr) {

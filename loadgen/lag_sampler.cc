@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "loadgen/latency_tracker.h"
+#include "loadgen/run_series.h"
 #include "service/kafka/admin.h"
 
 namespace fraud::loadgen {
@@ -50,9 +51,7 @@ void LagSampler::run() {
         lag += std::max<int64_t>(0, (*ends)[p] - std::max<int64_t>(0, (*committed)[p]));
       }
       samples_.push_back(lag);
-      sample_ns_.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now().time_since_epoch())
-                               .count());
+      sample_ns_.push_back(steadyClockNs());
     }
     if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) return;
   }

@@ -17,6 +17,7 @@
 #include "loadgen/pacing.h"
 #include "loadgen/progress_line.h"
 #include "loadgen/record_files.h"
+#include "loadgen/run_series.h"
 #include "loadgen/run_summary.h"
 #include "loadgen/service_metrics.h"
 #include "loadgen/topic_detector.h"
@@ -38,11 +39,6 @@ constexpr uint64_t kUnpacedBurst = 4096;
 // must hold over, long enough not to wake the producer threads for every few records.
 constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kFlushLimit = std::chrono::seconds(300);
-
-int64_t monotonicNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-      .count();
-}
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -270,7 +266,7 @@ void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record
   const int64_t timestamp = kafka::wallClockMs();
   if (mirror_) {
     const auto outcome = mirror_->process(partition, record.value, timestamp);
-    if (outcome.alert_key) tracker_.expect(outcome.alert_key->idempotency_key, monotonicNs());
+    if (outcome.alert_key) tracker_.expect(outcome.alert_key->idempotency_key, steadyClockNs());
   }
   while (true) {
     const rd_kafka_resp_err_t err = kafka::produce(producer_.get(), topic_.get(), partition,

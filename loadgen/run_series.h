@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -7,6 +8,14 @@
 #include "loadgen/lateness_model.h"
 
 namespace fraud::loadgen {
+
+// The steady (monotonic) clock in nanoseconds since its epoch: the time base of every series
+// below and of the latency measurement. Thread-safe.
+[[nodiscard]] inline int64_t steadyClockNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // One value at one time of the steady (monotonic) clock, in nanoseconds.
 struct TimedValue {

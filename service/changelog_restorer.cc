@@ -4,10 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstring>
 #include <exception>
-
-#include "state/card_state_codec.h"
 
 namespace fraud::service {
 namespace {
@@ -16,8 +13,6 @@ constexpr int kWatermarkTimeoutMs = 10'000;
 // Messages taken from the consumer at once; the call returns early only when its wait ends.
 constexpr size_t kConsumeBatch = 8'192;
 constexpr int kConsumeWaitMs = 20;
-// A restore still held by an open transaction this long says so in the log.
-constexpr auto kOpenTransactionNotice = std::chrono::seconds(2);
 
 }  // namespace
 
@@ -111,24 +106,6 @@ std::optional<double> ChangelogRestorer::progress(int32_t partition) const {
   return it->second;
 }
 
-// One partition being restored.
-struct ChangelogRestorer::Job {
-  int32_t partition = 0;
-  uint64_t ticket = 0;
-  std::chrono::steady_clock::time_point started;
-  std::optional<state::PartitionCheckpoint> local;   // the checkpoint on disk before the restore
-  std::optional<state::PartitionCheckpoint> latest;  // the last checkpoint record read
-  int64_t start = 0;
-  int64_t end = 0;   // the changelog's high watermark when the restore began
-  int64_t next = 0;  // the next changelog offset to apply
-  uint64_t records = 0;
-  uint64_t malformed = 0;
-  std::unique_ptr<state::PartitionRestore> writer;  // from the offsets on; made by finish() else
-  PartitionLeases::Lease lease;  // held from the checkpoint read until the job ends
-  bool done = false;
-  bool waiting_noticed = false;  // logged that an open transaction holds it
-};
-
 void ChangelogRestorer::loop() {
   while (true) {
     std::vector<std::pair<int32_t, uint64_t>> partitions;
@@ -145,56 +122,30 @@ void ChangelogRestorer::loop() {
       // The local database failed under us: report every partition of the round as failed, so
       // the task manager retries it, instead of ending the process.
       spdlog::error("restore: {}", e.what());
-      std::lock_guard lock(mu_);
       for (const auto& [partition, ticket] : partitions) {
-        progress_.erase(partition);
-        if (cancelled_[partition]) continue;
         RestoreResult failed;
         failed.partition = partition;
         failed.ticket = ticket;
         failed.error =
             std::string("restore of partition ") + std::to_string(partition) + ": " + e.what();
-        completed_.push_back(std::move(failed));
+        report(std::move(failed));
       }
     }
   }
 }
 
-void ChangelogRestorer::finish(Job& job, std::optional<std::string> error) {
-  job.done = true;
-  RestoreResult result;
-  result.partition = job.partition;
-  result.ticket = job.ticket;
-  result.records = job.records;
-  result.malformed = job.malformed;
-  result.changelog_start = job.start;
-  result.changelog_end = job.end;
-  result.changelog_next = job.next;
-  if (!error) {
-    result.checkpoint = job.latest ? job.latest : job.local;
-    if (result.checkpoint) result.checkpoint->changelog_next_offset = job.next;
-    if (!job.writer) job.writer = db_.beginRestore(job.partition, !job.local);
-    error = job.writer->finish(result.checkpoint);
-  }
-  if (error) {
-    result.error = "restore of partition " + std::to_string(job.partition) + ": " + *error;
-    result.checkpoint.reset();
-  }
-  job.writer.reset();
-  job.lease.release();
-  result.duration = std::chrono::steady_clock::now() - job.started;
+void ChangelogRestorer::report(RestoreResult result) {
   std::lock_guard lock(mu_);
-  progress_.erase(job.partition);
-  if (!cancelled_[job.partition]) completed_.push_back(std::move(result));
+  progress_.erase(result.partition);
+  if (!cancelled_[result.partition]) completed_.push_back(std::move(result));
 }
 
 void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>& queued) {
-  std::map<int32_t, Job> jobs;
-  for (const auto& [p, ticket] : queued) {
-    Job& job = jobs[p];  // queued twice: the newer ticket wins
-    job.partition = p;
-    job.ticket = ticket;
-    job.started = std::chrono::steady_clock::now();
+  std::map<int32_t, uint64_t> tickets;
+  for (const auto& [p, ticket] : queued) tickets[p] = ticket;  // queued twice: the newer wins
+  std::map<int32_t, RestoreJob> jobs;
+  for (const auto& [p, ticket] : tickets) {
+    jobs.try_emplace(p, db_, p, ticket, /*log_open_transaction_waits=*/role_ == Role::kActive);
   }
   const size_t assigned = assign(jobs);
   if (assigned == 0) return;
@@ -202,7 +153,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
   rd_kafka_assign(consumer_.get(), nullptr);
 }
 
-size_t ChangelogRestorer::assign(std::map<int32_t, Job>& jobs) {
+size_t ChangelogRestorer::assign(std::map<int32_t, RestoreJob>& jobs) {
   // The changelog's start and end offsets of every partition, in two requests.
   auto earliest = kafka::makePartitionList(static_cast<int>(jobs.size()));
   auto latest = kafka::makePartitionList(static_cast<int>(jobs.size()));
@@ -219,32 +170,32 @@ size_t ChangelogRestorer::assign(std::map<int32_t, Job>& jobs) {
        {std::pair{consumer_.get(), earliest.get()}, std::pair{end_offsets_.get(), latest.get()}}) {
     if (const auto err = rd_kafka_offsets_for_times(client, list, kWatermarkTimeoutMs)) {
       for (auto& [p, job] : jobs) {
-        finish(job, std::string("changelog offsets: ") + rd_kafka_err2str(err));
+        report(job.fail(std::string("changelog offsets: ") + rd_kafka_err2str(err)));
       }
       return 0;
     }
   }
   auto assignment = kafka::makePartitionList();
   for (int i = 0; i < latest->cnt; ++i) {
-    Job& job = jobs.at(latest->elems[i].partition);
+    RestoreJob& job = jobs.at(latest->elems[i].partition);
     if (!prepare(job, std::max<int64_t>(0, earliest->elems[i].offset),
                  std::max<int64_t>(0, latest->elems[i].offset))) {
       continue;
     }
-    rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition)->offset =
-        job.start;
+    rd_kafka_topic_partition_list_add(assignment.get(), topic_.c_str(), job.partition())->offset =
+        job.start();
   }
   if (assignment->cnt == 0) return 0;
   if (const auto err = rd_kafka_assign(consumer_.get(), assignment.get())) {
     for (auto& [p, job] : jobs) {
-      if (!job.done) finish(job, std::string("assign: ") + rd_kafka_err2str(err));
+      if (!job.done()) report(job.fail(std::string("assign: ") + rd_kafka_err2str(err)));
     }
     return 0;
   }
   return static_cast<size_t>(assignment->cnt);
 }
 
-void ChangelogRestorer::consume(std::map<int32_t, Job>& jobs, size_t remaining) {
+void ChangelogRestorer::consume(std::map<int32_t, RestoreJob>& jobs, size_t remaining) {
   std::unique_ptr<rd_kafka_queue_t, decltype(&rd_kafka_queue_destroy)> queue(
       rd_kafka_queue_get_consumer(consumer_.get()), &rd_kafka_queue_destroy);
   std::vector<rd_kafka_message_t*> messages(kConsumeBatch);
@@ -253,10 +204,8 @@ void ChangelogRestorer::consume(std::map<int32_t, Job>& jobs, size_t remaining) 
       std::lock_guard lock(mu_);
       if (stopping_) break;
       for (auto& [p, job] : jobs) {
-        if (job.done || !cancelled_[p]) continue;
-        job.done = true;
-        job.writer.reset();
-        job.lease.release();
+        if (job.done() || !cancelled_[p]) continue;
+        job.abandon();
         --remaining;
       }
     }
@@ -266,142 +215,49 @@ void ChangelogRestorer::consume(std::map<int32_t, Job>& jobs, size_t remaining) 
     for (ssize_t i = 0; i < count; ++i) {
       const kafka::KafkaMessage message(messages[static_cast<size_t>(i)]);
       const auto it = jobs.find(message->partition);
-      if (it == jobs.end() || it->second.done) continue;
-      if (apply(it->second, message.get())) --remaining;
+      if (it == jobs.end() || it->second.done()) continue;
+      if (auto ended = it->second.apply(*message)) {
+        report(std::move(*ended));
+        --remaining;
+      }
     }
     if (count <= 0) continue;
     std::lock_guard lock(mu_);
     for (const auto& [p, job] : jobs) {
-      if (job.done || job.end <= job.start || cancelled_[p]) continue;
-      progress_[p] = std::min(1.0, static_cast<double>(job.next - job.start) /
-                                       static_cast<double>(job.end - job.start));
+      const auto progress = job.progress();
+      if (progress && !cancelled_[p]) progress_[p] = *progress;
     }
   }
 }
 
-bool ChangelogRestorer::prepare(Job& job, int64_t low, int64_t high) {
-  const int32_t p = job.partition;
+bool ChangelogRestorer::prepare(RestoreJob& job, int64_t low, int64_t high) {
+  const int32_t p = job.partition();
+  PartitionLeases::Lease lease;
   if (role_ == Role::kActive) {
-    job.lease = leases_.acquire(p);  // a standby catch-up of it gives way within a batch
+    lease = leases_.acquire(p);  // a standby catch-up of it gives way within a batch
   } else {
     // Under mu_: a cancel() (the partition was assigned here) that came first is seen, and one
     // that comes later makes the active restore wait for this lease.
     std::lock_guard lock(mu_);
     if (stopping_ || cancelled_[p]) {
-      job.done = true;
+      job.abandon();
       return false;
     }
-    job.lease = leases_.tryAcquire(p);
+    lease = leases_.tryAcquire(p);
   }
-  if (!job.lease) {
-    job.done = true;
+  if (!lease) {
+    job.abandon();
     RestoreResult busy;
     busy.partition = p;
-    busy.ticket = job.ticket;
+    busy.ticket = job.ticket();
     busy.busy = true;
-    std::lock_guard lock(mu_);
-    progress_.erase(p);
-    if (!cancelled_[p]) completed_.push_back(std::move(busy));
+    report(std::move(busy));
     return false;
   }
-  try {
-    job.local = db_.checkpoint(p);
-  } catch (const std::exception& e) {
-    spdlog::warn("partition {}: {}; rebuilding it from the changelog", p, e.what());
-    if (auto error = db_.clearPartition(p)) {
-      finish(job, error);
-      return false;
-    }
-    job.local.reset();
-  }
-  job.end = high;
-  job.start = job.local ? job.local->changelog_next_offset : low;
-  if (job.local && (job.start > job.end || job.start < low)) {
-    // The changelog no longer matches this disk (topic recreated, or our offset compacted
-    // away): forget the local state and take everything from the changelog. (A checkpoint
-    // past the last stable offset but within the high watermark is no mismatch: the restore
-    // waits for the open transaction instead.)
-    spdlog::warn(
-        "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
-        "rebuilding from the changelog",
-        p, job.start, low, job.end);
-    if (auto error = db_.clearPartition(p)) {
-      finish(job, error);
-      return false;
-    }
-    job.local.reset();
-    job.start = low;
-  }
-  job.next = job.start;
-  job.writer = db_.beginRestore(p, !job.local);
-  if (job.start >= job.end) {
-    finish(job, std::nullopt);
+  if (auto ended = job.begin(std::move(lease), low, high)) {
+    report(std::move(*ended));
     return false;
   }
-  return true;
-}
-
-bool ChangelogRestorer::apply(Job& job, const rd_kafka_message_t* message) {
-  if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-    // The end of the committed data. A transaction left open by a departed owner holds the
-    // stable offset back until it is fenced or times out: wait for the end seen at the start.
-    job.next = std::max(job.next, message->offset);
-    if (message->offset < job.end) {
-      const auto now = std::chrono::steady_clock::now();
-      // (A standby catch-up waits for the live owner's transaction every round: no news.)
-      if (role_ == Role::kActive && now - job.started > kOpenTransactionNotice &&
-          !job.waiting_noticed) {
-        job.waiting_noticed = true;
-        spdlog::warn(
-            "partition {}: the changelog is stable up to offset {} of {}; waiting for an open "
-            "transaction (a departed owner's) to be aborted",
-            job.partition, message->offset, job.end);
-      }
-      return false;
-    }
-    finish(job, std::nullopt);
-    return true;
-  }
-  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    finish(job, rd_kafka_message_errstr(message));
-    return true;
-  }
-  job.next = message->offset + 1;
-  ++job.records;
-  const auto key = kafka::keyOf(message);
-  if (key == kChangelogCheckpointKey) {
-    if (auto checkpoint = state::PartitionCheckpoint::decode(kafka::payloadOf(message))) {
-      job.latest = checkpoint;
-    } else {
-      ++job.malformed;
-      spdlog::warn("partition {}: unreadable checkpoint record at changelog offset {}; skipped",
-                   job.partition, message->offset);
-    }
-    return false;
-  }
-  if (key.size() != detectors::CardRef{}.bytes.size()) {
-    ++job.malformed;
-    spdlog::warn("partition {}: changelog record at offset {} has an unknown key; skipped",
-                 job.partition, message->offset);
-    return false;
-  }
-  detectors::CardRef card_ref;
-  std::memcpy(card_ref.bytes.data(), key.data(), key.size());
-  std::optional<std::string> error;
-  if (message->payload == nullptr) {
-    error = job.writer->erase(card_ref);
-  } else if (const std::string_view value = kafka::payloadOf(message);
-             state::decodeCardState(value)) {
-    error = job.writer->put(card_ref, value);
-  } else {
-    // Restored as it is, it would end the ingest thread when read: drop the card.
-    ++job.malformed;
-    spdlog::warn("partition {}: changelog record at offset {} is no card state; card dropped",
-                 job.partition, message->offset);
-    error = job.writer->erase(card_ref);
-  }
-  if (!error) return false;
-  finish(job, error);
   return true;
 }
 

@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "service/changelog_format.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/partition_leases.h"
+#include "service/restore_job.h"
 #include "service/restore_queue.h"
 #include "state/state_db.h"
 
@@ -35,7 +35,8 @@ namespace fraud::service {
 // Hostile changelog records never stop a restore: a card record that does not decode is
 // counted and its card dropped (as if erased); an unreadable checkpoint record is counted and
 // skipped; a local checkpoint that does not decode makes the partition rebuild from the
-// changelog's start.
+// changelog's start. One partition's restore, from its start to its result, is a RestoreJob;
+// this class runs them: the queue, the thread, the consumer, leases and reporting.
 //
 // Two roles. The active restorer brings up partitions assigned here, before they are consumed.
 // The standby restorer (--standby-replicas) catches up warm copies of partitions owned
@@ -74,20 +75,18 @@ class ChangelogRestorer final : public RestoreQueue {
   [[nodiscard]] std::optional<double> progress(int32_t partition) const override;
 
  private:
-  struct Job;
   void loop();
   void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions);
-  // Reads the jobs' changelog offsets, prepares each and assigns those left to the consumer;
-  // how many it assigned.
-  [[nodiscard]] size_t assign(std::map<int32_t, Job>& jobs);
+  // Reads the jobs' changelog offsets, begins each and assigns those left to the consumer; how
+  // many it assigned.
+  [[nodiscard]] size_t assign(std::map<int32_t, RestoreJob>& jobs);
   // Applies the assigned jobs' records until `remaining` of them end, are cancelled, or stop().
-  void consume(std::map<int32_t, Job>& jobs, size_t remaining);
-  void finish(Job& job, std::optional<std::string> error);
-  // Takes the job's lease (standby: only when free and not cancelled), reads its checkpoint
-  // and decides where it starts. False when the job ended there.
-  [[nodiscard]] bool prepare(Job& job, int64_t low, int64_t high);
-  // Applies one message of the job's partition; true when that ended the job.
-  [[nodiscard]] bool apply(Job& job, const rd_kafka_message_t* message);
+  void consume(std::map<int32_t, RestoreJob>& jobs, size_t remaining);
+  // Takes the job's lease (standby: only when free and not cancelled) and begins it. False when
+  // the job ended there.
+  [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high);
+  // Hands a result to takeCompleted(), unless its partition was cancelled.
+  void report(RestoreResult result);
 
   kafka::KafkaProperties kafka_;
   std::string topic_;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <map>
 
+#include "service/cli/detector_flags.h"
 #include "service/kafka/properties.h"
 
 namespace fraud::service {
@@ -170,6 +171,8 @@ class EnvFlags {
   CLI::Option* flag(const std::string& name, bool& value, const std::string& help) {
     return cmd_.add_flag(name, value, help)->envname(envName(name));
   }
+  // Gives an option added elsewhere its environment variable.
+  void withEnv(const std::string& name) { cmd_.get_option(name)->envname(envName(name)); }
   CLI::App& command() { return cmd_; }
 
  private:
@@ -229,11 +232,10 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
       ->capture_default_str();
   f.opt("--card-hash-key-file", c.card_hash_key_file,
         "File holding the card-hash key (else FRAUD_CARD_HASH_KEY holds the key itself)");
-  f.opt("--window-ms", c.detector.window_ms, "Window W (ms)")->capture_default_str();
-  f.opt("--grace-ms", c.detector.grace_ms, "Grace G (ms)")->capture_default_str();
-  f.opt("--threshold", c.detector.threshold, "Distinct countries N that alert")
-      ->capture_default_str();
-  f.opt("--max-events", c.detector.max_events, "Live events M per card")->capture_default_str();
+  cli::addDetectorFlags(f.command(), c.detector);  // the rule's flags, worded as in `replay`
+  for (const char* name : {"--window-ms", "--grace-ms", "--threshold", "--max-events"}) {
+    f.withEnv(name);
+  }
   f.opt("--max-future-skew-ms", c.max_future_skew_ms,
         "Reject event_time later than the record timestamp plus this (ms)")
       ->capture_default_str();

@@ -36,9 +36,8 @@ std::vector<double> ServiceMetrics::stageBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 }
 
-ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
-    : shared_registry(registry),
-      records(BuildCounter()
+RecordMetrics::RecordMetrics(prometheus::Registry& registry)
+    : records(BuildCounter()
                   .Name("fraud_records_total")
                   .Help("Input records by outcome: accepted, late_dropped, duplicate, rejected")
                   .Register(registry)),
@@ -59,12 +58,6 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                     "truncated, original-size)")
               .Register(registry)
               .Add({})),
-      changelog_malformed(BuildCounter()
-                              .Name("fraud_changelog_malformed_records_total")
-                              .Help("Changelog records a restore could not decode (their cards "
-                                    "dropped, or the checkpoint skipped)")
-                              .Register(registry)
-                              .Add({})),
       overflow_evicted(BuildCounter()
                            .Name("fraud_overflow_evicted_events_total")
                            .Help("Events evicted because a card held more than max-events")
@@ -78,14 +71,28 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                    .Name("fraud_event_lateness_seconds")
                    .Help("Processing wall-clock time minus event time of each record")
                    .Register(registry)
-                   .Add({}, latenessBuckets())),
+                   .Add({}, ServiceMetrics::latenessBuckets())),
       processing(BuildHistogram()
                      .Name("fraud_record_processing_seconds")
                      .Help("Time per record to decode, detect and enqueue its output (a consumed "
                            "batch's average)")
                      .Register(registry)
-                     .Add({}, processingBuckets())),
-      stream_time(BuildGauge()
+                     .Add({}, ServiceMetrics::processingBuckets())),
+      accepted_(records.Add({{"outcome", "accepted"}})),
+      late_dropped_(records.Add({{"outcome", "late_dropped"}})),
+      duplicate_(records.Add({{"outcome", "duplicate"}})),
+      rejected_total_(records.Add({{"outcome", "rejected"}})),
+      alerts_new_(alerts.Add({{"kind", "new"}})),
+      alerts_escalation_(alerts.Add({{"kind", "escalation"}})) {
+  for (size_t i = 0; i < detectors::kRejectReasonCount; ++i) {
+    rejected_by_reason_[i] = &rejected.Add(
+        {{"reason",
+          std::string(detectors::rejectReasonName(static_cast<detectors::RejectReason>(i)))}});
+  }
+}
+
+PartitionMetrics::PartitionMetrics(prometheus::Registry& registry)
+    : stream_time(BuildGauge()
                       .Name("fraud_partition_stream_time_seconds")
                       .Help("Stream time ST(p): the largest accepted event time, epoch seconds")
                       .Register(registry)),
@@ -111,6 +118,25 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                             .Help("Estimated bytes of decoded card states cached in memory")
                             .Register(registry)
                             .Add({})),
+      rebalances(BuildCounter()
+                     .Name("fraud_rebalances_total")
+                     .Help("Consumer group rebalance events by kind: assign, revoke, lost")
+                     .Register(registry)),
+      assigned_partitions(BuildGauge()
+                              .Name("fraud_assigned_partitions")
+                              .Help("Input partitions assigned to this instance")
+                              .Register(registry)
+                              .Add({})) {
+  for (const char* kind : {"assign", "revoke", "lost"}) rebalances.Add({{"kind", kind}});
+}
+
+RestoreMetrics::RestoreMetrics(prometheus::Registry& registry)
+    : changelog_malformed(BuildCounter()
+                              .Name("fraud_changelog_malformed_records_total")
+                              .Help("Changelog records a restore could not decode (their cards "
+                                    "dropped, or the checkpoint skipped)")
+                              .Register(registry)
+                              .Add({})),
       restore_progress(BuildGauge()
                            .Name("fraud_restore_progress_ratio")
                            .Help("Restore progress of a partition, 0..1 (1 once restored)")
@@ -126,11 +152,18 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
               .Help("Time to restore one partition's state")
               .Register(registry)
               .Add({}, prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 5, 15, 60, 300, 900})),
-      rebalances(BuildCounter()
-                     .Name("fraud_rebalances_total")
-                     .Help("Consumer group rebalance events by kind: assign, revoke, lost")
-                     .Register(registry)),
-      transactions(BuildCounter()
+      standby_lag(BuildGauge()
+                      .Name("fraud_standby_lag_records")
+                      .Help("Changelog records a warm standby copy lacked when its last "
+                            "catch-up began")
+                      .Register(registry)),
+      standby_age(BuildGauge()
+                      .Name("fraud_standby_catchup_age_seconds")
+                      .Help("Seconds since a warm standby copy's last catch-up ended")
+                      .Register(registry)) {}
+
+CommitMetrics::CommitMetrics(prometheus::Registry& registry)
+    : transactions(BuildCounter()
                        .Name("fraud_transactions_total")
                        .Help("Kafka transactions by result: committed, aborted")
                        .Register(registry)),
@@ -141,30 +174,12 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
               .Register(registry)
               .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                                0.5, 1, 5, 30})),
-      stages(BuildHistogram()
-                 .Name("fraud_stage_seconds")
-                 .Help("Latency by stage: per record fetch, queue, process; per alert "
-                       "commit_wait, commit, delivery (docs/performance.md)")
-                 .Register(registry)),
-      stage_fetch(stages.Add({{"stage", "fetch"}}, stageBuckets())),
-      stage_queue(stages.Add({{"stage", "queue"}}, stageBuckets())),
-      stage_process(stages.Add({{"stage", "process"}}, processingBuckets())),
-      stage_commit_wait(stages.Add({{"stage", "commit_wait"}}, stageBuckets())),
-      stage_commit(stages.Add({{"stage", "commit"}}, stageBuckets())),
-      stage_delivery(stages.Add({{"stage", "delivery"}}, stageBuckets())),
-      ingest_waits(BuildHistogram()
-                       .Name("fraud_ingest_wait_seconds")
-                       .Help("Time the ingest thread waited instead of processing, by reason: "
-                             "held_output, store")
-                       .Register(registry)),
-      ingest_wait_held_output(ingest_waits.Add({{"reason", "held_output"}}, stageBuckets())),
-      ingest_wait_store(ingest_waits.Add({{"reason", "store"}}, stageBuckets())),
       checkpoint_write(BuildHistogram()
                            .Name("fraud_checkpoint_write_seconds")
                            .Help("One background write of committed card states and their "
                                  "checkpoint to the local RocksDB")
                            .Register(registry)
-                           .Add({}, stageBuckets())),
+                           .Add({}, ServiceMetrics::stageBuckets())),
       alert_delivery_failures(BuildCounter()
                                   .Name("fraud_alert_delivery_failures_total")
                                   .Help("Alerts of --alert-delivery immediate the broker did not "
@@ -182,39 +197,43 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                                     "dirty (uncommitted work processed again) and the producer "
                                     "replaced under the same transactional id")
                               .Register(registry)
-                              .Add({})),
-      assigned_partitions(BuildGauge()
-                              .Name("fraud_assigned_partitions")
-                              .Help("Input partitions assigned to this instance")
-                              .Register(registry)
-                              .Add({})),
-      standby_lag(BuildGauge()
-                      .Name("fraud_standby_lag_records")
-                      .Help("Changelog records a warm standby copy lacked when its last "
-                            "catch-up began")
-                      .Register(registry)),
-      standby_age(BuildGauge()
-                      .Name("fraud_standby_catchup_age_seconds")
-                      .Help("Seconds since a warm standby copy's last catch-up ended")
-                      .Register(registry)),
+                              .Add({})) {
+  for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});
+}
+
+StageMetrics::StageMetrics(prometheus::Registry& registry)
+    : stages(BuildHistogram()
+                 .Name("fraud_stage_seconds")
+                 .Help("Latency by stage: per record fetch, queue, process; per alert "
+                       "commit_wait, commit, delivery (docs/performance.md)")
+                 .Register(registry)),
+      stage_fetch(stages.Add({{"stage", "fetch"}}, ServiceMetrics::stageBuckets())),
+      stage_queue(stages.Add({{"stage", "queue"}}, ServiceMetrics::stageBuckets())),
+      stage_process(stages.Add({{"stage", "process"}}, ServiceMetrics::processingBuckets())),
+      stage_commit_wait(stages.Add({{"stage", "commit_wait"}}, ServiceMetrics::stageBuckets())),
+      stage_commit(stages.Add({{"stage", "commit"}}, ServiceMetrics::stageBuckets())),
+      stage_delivery(stages.Add({{"stage", "delivery"}}, ServiceMetrics::stageBuckets())),
+      ingest_waits(BuildHistogram()
+                       .Name("fraud_ingest_wait_seconds")
+                       .Help("Time the ingest thread waited instead of processing, by reason: "
+                             "held_output, store")
+                       .Register(registry)),
+      ingest_wait_held_output(
+          ingest_waits.Add({{"reason", "held_output"}}, ServiceMetrics::stageBuckets())),
+      ingest_wait_store(ingest_waits.Add({{"reason", "store"}}, ServiceMetrics::stageBuckets())) {}
+
+ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
+    : RecordMetrics(registry),
+      PartitionMetrics(registry),
+      RestoreMetrics(registry),
+      CommitMetrics(registry),
+      StageMetrics(registry),
+      shared_registry(registry),
       build_info(BuildGauge()
                      .Name("fraud_detector_build_info")
                      .Help("Always 1; the labels name the build: version and, when the build "
                            "was given one, the source revision")
-                     .Register(registry)),
-      accepted_(records.Add({{"outcome", "accepted"}})),
-      late_dropped_(records.Add({{"outcome", "late_dropped"}})),
-      duplicate_(records.Add({{"outcome", "duplicate"}})),
-      rejected_total_(records.Add({{"outcome", "rejected"}})),
-      alerts_new_(alerts.Add({{"kind", "new"}})),
-      alerts_escalation_(alerts.Add({{"kind", "escalation"}})) {
-  for (size_t i = 0; i < detectors::kRejectReasonCount; ++i) {
-    rejected_by_reason_[i] = &rejected.Add(
-        {{"reason",
-          std::string(detectors::rejectReasonName(static_cast<detectors::RejectReason>(i)))}});
-  }
-  for (const char* kind : {"assign", "revoke", "lost"}) rebalances.Add({{"kind", kind}});
-  for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});
+                     .Register(registry)) {
   build_info.Add(buildLabels()).Set(1);
 }
 

@@ -67,39 +67,86 @@ struct IntervalMetrics {
   void clear();
 };
 
-// Every metric the service exports (docs/operations.md lists them). No label carries card data.
-class ServiceMetrics {
+// The families of ServiceMetrics by what they measure, each registering its own: input records
+// (RecordMetrics), partitions and their state (PartitionMetrics), restores and standby copies
+// (RestoreMetrics), transactions and outputs (CommitMetrics), latency by stage (StageMetrics).
+
+// Input records and the alerts they made; added per commit interval (ServiceMetrics::flush).
+class RecordMetrics {
  public:
-  explicit ServiceMetrics(prometheus::Registry& registry);
+  explicit RecordMetrics(prometheus::Registry& registry);
 
-  // Adds and clears the tally and the local histograms.
-  void flush(IntervalMetrics& interval);
-  [[nodiscard]] static std::vector<double> latenessBuckets();
-  [[nodiscard]] static std::vector<double> processingBuckets();
-  [[nodiscard]] static std::vector<double> stageBuckets();
-
-  prometheus::Registry& shared_registry;  // where families made elsewhere (lateness) register
   prometheus::Family<prometheus::Counter>& records;
   prometheus::Family<prometheus::Counter>& rejected;
   prometheus::Counter& key_mismatch;
   prometheus::Counter& dead_letters_truncated;
-  prometheus::Counter& changelog_malformed;
   prometheus::Counter& overflow_evicted;
   prometheus::Family<prometheus::Counter>& alerts;
   prometheus::Histogram& lateness;
   prometheus::Histogram& processing;
+
+ protected:
+  prometheus::Counter& accepted_;
+  prometheus::Counter& late_dropped_;
+  prometheus::Counter& duplicate_;
+  prometheus::Counter& rejected_total_;
+  std::array<prometheus::Counter*, detectors::kRejectReasonCount> rejected_by_reason_{};
+  prometheus::Counter& alerts_new_;
+  prometheus::Counter& alerts_escalation_;
+};
+
+// The partitions held here: stream time, lags, state size, rebalances.
+struct PartitionMetrics {
+  explicit PartitionMetrics(prometheus::Registry& registry);
+
   prometheus::Family<prometheus::Gauge>& stream_time;
   prometheus::Family<prometheus::Gauge>& event_time_lag;
   prometheus::Family<prometheus::Gauge>& offset_lag;
   prometheus::Family<prometheus::Gauge>& state_cards;
   prometheus::Gauge& state_bytes;
   prometheus::Gauge& state_cache_bytes;
+  prometheus::Family<prometheus::Counter>& rebalances;
+  prometheus::Gauge& assigned_partitions;
+};
+
+// Restores from the changelog and the warm standby copies.
+struct RestoreMetrics {
+  explicit RestoreMetrics(prometheus::Registry& registry);
+
+  prometheus::Counter& changelog_malformed;
   prometheus::Family<prometheus::Gauge>& restore_progress;
   prometheus::Counter& restored_records;
   prometheus::Histogram& restore_duration;
-  prometheus::Family<prometheus::Counter>& rebalances;
+  // Warm copies of partitions owned elsewhere (--standby-replicas), per partition:
+  // fraud_standby_lag_records (changelog records the copy lacked when its last catch-up began)
+  // and fraud_standby_catchup_age_seconds (since the last catch-up ended).
+  prometheus::Family<prometheus::Gauge>& standby_lag;
+  prometheus::Family<prometheus::Gauge>& standby_age;
+};
+
+// Transactions, what persists committed state, and the producers' faults.
+struct CommitMetrics {
+  explicit CommitMetrics(prometheus::Registry& registry);
+
   prometheus::Family<prometheus::Counter>& transactions;
   prometheus::Histogram& commit_duration;
+  // fraud_checkpoint_write_seconds: one background write of committed state to RocksDB.
+  prometheus::Histogram& checkpoint_write;
+  // Alerts whose immediate delivery failed (their transaction then aborts and they are sent
+  // again).
+  prometheus::Counter& alert_delivery_failures;
+  // fraud_fenced_owners_total{result}: departed owners' transactional ids fenced (their open
+  // transaction aborted at once) on a partition's arrival; result ok or failed.
+  prometheus::Family<prometheus::Counter>& fenced_owners;
+  // fraud_producer_recoveries_total: fatal producer errors recovered from (every task closed
+  // dirty, the producer replaced; ProducerRecovery).
+  prometheus::Counter& producer_recoveries;
+};
+
+// Where the time goes.
+struct StageMetrics {
+  explicit StageMetrics(prometheus::Registry& registry);
+
   // fraud_stage_seconds{stage}: where the time from a record's production to its alert's
   // visibility goes (docs/performance.md). Per record: fetch (the record's timestamp to the
   // consumer poll that returned it), queue (that poll to the start of its processing), process.
@@ -118,34 +165,26 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Histogram>& ingest_waits;
   prometheus::Histogram& ingest_wait_held_output;
   prometheus::Histogram& ingest_wait_store;
-  // fraud_checkpoint_write_seconds: one background write of committed state to RocksDB.
-  prometheus::Histogram& checkpoint_write;
-  // Alerts whose immediate delivery failed (their transaction then aborts and they are sent
-  // again).
-  prometheus::Counter& alert_delivery_failures;
-  // fraud_fenced_owners_total{result}: departed owners' transactional ids fenced (their open
-  // transaction aborted at once) on a partition's arrival; result ok or failed.
-  prometheus::Family<prometheus::Counter>& fenced_owners;
-  // fraud_producer_recoveries_total: fatal producer errors recovered from (every task closed
-  // dirty, the producer replaced; ProducerRecovery).
-  prometheus::Counter& producer_recoveries;
-  prometheus::Gauge& assigned_partitions;
-  // Warm copies of partitions owned elsewhere (--standby-replicas), per partition:
-  // fraud_standby_lag_records (changelog records the copy lacked when its last catch-up began)
-  // and fraud_standby_catchup_age_seconds (since the last catch-up ended).
-  prometheus::Family<prometheus::Gauge>& standby_lag;
-  prometheus::Family<prometheus::Gauge>& standby_age;
+};
+
+// Every metric the service exports (docs/operations.md lists them). No label carries card data.
+class ServiceMetrics : public RecordMetrics,
+                       public PartitionMetrics,
+                       public RestoreMetrics,
+                       public CommitMetrics,
+                       public StageMetrics {
+ public:
+  explicit ServiceMetrics(prometheus::Registry& registry);
+
+  // Adds and clears the tally and the local histograms.
+  void flush(IntervalMetrics& interval);
+  [[nodiscard]] static std::vector<double> latenessBuckets();
+  [[nodiscard]] static std::vector<double> processingBuckets();
+  [[nodiscard]] static std::vector<double> stageBuckets();
+
+  prometheus::Registry& shared_registry;  // where families made elsewhere (lateness) register
   // fraud_detector_build_info{version, revision} 1: the build, for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;
-
- private:
-  prometheus::Counter& accepted_;
-  prometheus::Counter& late_dropped_;
-  prometheus::Counter& duplicate_;
-  prometheus::Counter& rejected_total_;
-  std::array<prometheus::Counter*, detectors::kRejectReasonCount> rejected_by_reason_{};
-  prometheus::Counter& alerts_new_;
-  prometheus::Counter& alerts_escalation_;
 };
 
 }  // namespace fraud::service

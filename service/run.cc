@@ -150,9 +150,9 @@ void logHttpStartError(const ServiceConfig& config, const std::string& http_erro
                    probe ? http_error.substr(kProbe.size()) : http_error);
 }
 
-// --embedded-kafka: the mock cluster, its address printed (bootstrap=HOST:PORT) and taken as the
-// brokers; null (logged) when it cannot start.
-std::unique_ptr<EmbeddedKafka> startEmbedded(ServiceConfig& config) {
+// --embedded-kafka: the cluster, whose address becomes --brokers (and is printed on stdout for
+// scripts). Null, logged, when it cannot start.
+std::unique_ptr<EmbeddedKafka> startEmbeddedKafka(ServiceConfig& config) {
   std::string error;
   auto embedded = EmbeddedKafka::start(config, error);
   if (!embedded) {
@@ -163,8 +163,8 @@ std::unique_ptr<EmbeddedKafka> startEmbedded(ServiceConfig& config) {
   std::printf("bootstrap=%s\n", config.brokers.c_str());
   std::fflush(stdout);
   spdlog::warn(
-      "embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not for data you "
-      "care about",
+      "embedded Kafka (librdkafka mock cluster) at {}: for trying the product, not "
+      "for data you care about",
       config.brokers);
   return embedded;
 }
@@ -200,10 +200,7 @@ int runService(ServiceConfig config) {
   }
 
   std::unique_ptr<EmbeddedKafka> embedded;
-  if (config.embedded_kafka) {
-    embedded = startEmbedded(config);
-    if (!embedded) return 1;
-  }
+  if (config.embedded_kafka && !(embedded = startEmbeddedKafka(config))) return 1;
 
   auto db = state::StateDb::open(config.state, error);
   if (!db) {

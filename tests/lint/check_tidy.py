@@ -96,6 +96,32 @@ def run_tidy(tool, build_dir, header_filter, line_filter, unit):
     return unit, findings, compile_errors, "\n".join(lines).strip()
 
 
+def units_to_check(root, database, changes):
+    """(the translation units that hold the changed lines, notes on the files none holds): a
+    source file is its own unit; a header, its .cc pair or else the first unit including it."""
+    with open(database, encoding="utf-8") as f:
+        units = sorted({os.path.normpath(os.path.join(e["directory"], e["file"]))
+                        for e in json.load(f)})
+    unit_set = set(units)
+    to_check, notes = set(), []
+    for path in sorted(changes):
+        full = os.path.join(root, path)
+        if not path.endswith(".h"):
+            if full in unit_set:
+                to_check.add(full)
+            else:
+                notes.append(f"{path} is in no translation unit of {database}; not checked")
+            continue
+        pair = full[:-2] + ".cc"
+        unit = pair if pair in unit_set else next(
+            (u for u in units if u.startswith(root + os.sep) and includes_header(u, path)), None)
+        if unit is None:
+            notes.append(f"{path}: no translation unit includes it; not checked")
+        else:
+            to_check.add(unit)
+    return to_check, notes
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -136,27 +162,7 @@ def main(argv):
     if not os.path.isfile(database):
         print(f"tidy: no {database}: configure first (cmake --preset default)")
         return 1
-    with open(database, encoding="utf-8") as f:
-        units = sorted({os.path.normpath(os.path.join(e["directory"], e["file"]))
-                        for e in json.load(f)})
-    unit_set = set(units)
-
-    to_check, notes = set(), []
-    for path in sorted(changes):
-        full = os.path.join(root, path)
-        if not path.endswith(".h"):
-            if full in unit_set:
-                to_check.add(full)
-            else:
-                notes.append(f"{path} is in no translation unit of {database}; not checked")
-            continue
-        pair = full[:-2] + ".cc"
-        unit = pair if pair in unit_set else next(
-            (u for u in units if u.startswith(root + os.sep) and includes_header(u, path)), None)
-        if unit is None:
-            notes.append(f"{path}: no translation unit includes it; not checked")
-        else:
-            to_check.add(unit)
+    to_check, notes = units_to_check(root, database, changes)
     line_filter = json.dumps([{"name": os.path.join(root, p), **({"lines": r} if r else {})}
                               for p, r in sorted(changes.items())])
     header_filter = "^" + re.escape(root + os.sep)

@@ -15,13 +15,14 @@ namespace fraud::service::testing {
 // A real StateDb in a fresh temporary directory, removed at the end.
 class TempStateDb {
  public:
-  explicit TempStateDb(size_t card_cache_mb = 16) {
+  explicit TempStateDb(size_t card_cache_mb = 16, size_t restore_buffer_mb = 256) {
     dir_ = std::filesystem::temp_directory_path() /
            ("fraud-service-test-" + std::to_string(std::random_device{}()));
     options_.dir = dir_.string();
     options_.card_cache_mb = card_cache_mb;
     options_.block_cache_mb = 8;
     options_.write_buffer_mb = 4;
+    options_.restore_buffer_mb = restore_buffer_mb;
     reopen();
   }
   ~TempStateDb() {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
+#include "service/kafka/wall_clock.h"
 #include "service/metrics.h"
 #include "service/process_metrics.h"
 #include "service/version.h"
@@ -63,9 +63,8 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
   }
   EXPECT_GT(sampleValue(text, "process_resident_memory_bytes").value_or(0), 1 << 20);
   EXPECT_GT(sampleValue(text, "process_open_fds").value_or(0), 2);
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  EXPECT_NEAR(sampleValue(text, "process_start_time_seconds").value_or(0), now, 3600);
+  EXPECT_NEAR(sampleValue(text, "process_start_time_seconds").value_or(0),
+              kafka::wallClockSeconds(), 3600);
   // The revision label appears only when the build was given one (-DFRAUD_REVISION=...).
   const std::string build = "fraud_detector_build_info{version=\"" + std::string(kVersion) + "\"";
   EXPECT_THAT(text, HasSubstr(build));

@@ -4,48 +4,30 @@
 // (same transactional id, transactions initialised again) and goes on, and every alert is
 // committed once. Too many fatal errors in a short time still end run() with status 1.
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
 
 #include <chrono>
 #include <functional>
-#include <future>
+#include <memory>
 #include <set>
 #include <string>
 
 #include "service/kafka/admin.h"
-#include "service/kafka/producer.h"
 #include "service/kafka/reader.h"
-#include "service/stream_processor.h"
-#include "tests/support/mock_cluster.h"
-#include "tests/support/service_fakes.h"
-#include "tests/support/temp_state_db.h"
+#include "tests/support/mock_cluster_service.h"
 
 namespace fraud::service {
 namespace {
 
-using testing::kTestKey;
-using testing::MockCluster;
-using testing::TempStateDb;
+using testing::RunningProcessor;
 using testing::txJson;
 using namespace std::chrono_literals;
 
 // Three countries within the window for one card: one new incident, one alert.
 constexpr int kRecordsPerCard = 3;
 
-class ProducerRecoveryTest : public ::testing::Test {
+class ProducerRecoveryTest : public testing::MockClusterServiceTest {
  protected:
-  ProducerRecoveryTest() {
-    config_.brokers = cluster_.bootstrap();
-    config_.embedded_kafka = true;  // the mock cluster's limits apply (run.cc does not start one)
-    config_.instance_id = "recovery-test";
-    config_.shutdown_timeout_ms = 10'000;
-    config_.checkpoint_interval_ms = 0;  // persist after every commit
-    config_.resolveDefaults();
-    cluster_.createTopic(config_.input_topic, 2);
-    cluster_.createTopic(config_.alerts_topic, 1);
-    cluster_.createTopic(config_.dlq_topic, 1);
-    cluster_.createTopic(config_.changelog_topic, 2);
-  }
+  ProducerRecoveryTest() : MockClusterServiceTest("recovery-test") {}
 
   // Cards [first, first + count), each alerting once; card k on partition k % 2.
   void produceAlertingCards(int first, int count) {
@@ -54,9 +36,8 @@ class ProducerRecoveryTest : public ::testing::Test {
       const std::string name = "card-" + std::to_string(1000 + card);
       for (int i = 0; i < kRecordsPerCard; ++i) {
         const std::string id = "t" + std::to_string(card) + "-" + std::to_string(i);
-        ASSERT_TRUE(input_.send(config_.input_topic, card % 2, name,
-                                txJson(id, name, kCountries[i], 1'000 + card * 10 + i)))
-            << input_.error();
+        ASSERT_NO_FATAL_FAILURE(
+            produce(card % 2, name, txJson(id, name, kCountries[i], 1'000 + card * 10 + i)));
         ++produced_[card % 2];
       }
     }
@@ -70,9 +51,6 @@ class ProducerRecoveryTest : public ::testing::Test {
       for (const auto& metric : family.metric) sum += metric.counter.value;
     }
     return sum;
-  }
-  double committedTransactions() {
-    return metrics_.transactions.Add({{"result", "committed"}}).Value();
   }
   // Every produced record is covered by a committed checkpoint.
   bool allCommitted() {
@@ -99,47 +77,35 @@ class ProducerRecoveryTest : public ::testing::Test {
     return keys;
   }
 
+  // A running processor that has committed the first cards.
+  std::unique_ptr<RunningProcessor> runFirstCards() {
+    auto running = startProcessor();
+    EXPECT_EQ(running->startError(), std::nullopt);
+    if (running->startError()) return nullptr;
+    produceAlertingCards(0, 10);
+    EXPECT_TRUE(
+        running->waitFor([&] { return committedTransactions() >= 1 && allCommitted(); }, 30s))
+        << "the first cards were not committed within 30 s (or run() ended)";
+    return running;
+  }
+
   // Runs the processor: the first cards, committed; then `fault` injected and the next cards,
   // until the service has recovered once and committed every record; then a clean stop.
   void runThroughFault(const std::function<void()>& fault) {
-    StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
-    ASSERT_EQ(processor.start(), std::nullopt);
-    auto run = std::async(std::launch::async, [&] { return processor.run(); });
-    struct StopAtExit {
-      StreamProcessor& processor;
-      ~StopAtExit() { processor.requestStop(); }
-    } stop_at_exit{processor};
-    auto waitFor = [&](auto done, std::chrono::seconds limit) {
-      const auto deadline = std::chrono::steady_clock::now() + limit;
-      while (!done() && std::chrono::steady_clock::now() < deadline) {
-        if (run.wait_for(20ms) != std::future_status::timeout) return false;
-      }
-      return done();
-    };
-    produceAlertingCards(0, 10);
-    ASSERT_TRUE(waitFor([&] { return committedTransactions() >= 1 && allCommitted(); }, 30s))
-        << "the first cards were not committed within 30 s";
+    const auto running = runFirstCards();
+    ASSERT_FALSE(HasFailure());
     fault();
     produceAlertingCards(10, 10);
     const auto recovered = [&] {
       return counter("fraud_producer_recoveries_total") >= 1 && allCommitted();
     };
-    ASSERT_TRUE(waitFor(recovered, 60s))
+    ASSERT_TRUE(running->waitFor(recovered, 60s))
         << "run() ended or did not commit every record after the fatal error (recoveries "
         << counter("fraud_producer_recoveries_total") << ")";
     EXPECT_EQ(counter("fraud_producer_recoveries_total"), 1);
-    processor.requestStop();
-    ASSERT_EQ(run.wait_for(30s), std::future_status::ready);
-    EXPECT_EQ(run.get(), 0);
+    EXPECT_EQ(running->stop(30s), 0);
   }
 
-  MockCluster cluster_;
-  ServiceConfig config_;
-  TempStateDb db_;
-  prometheus::Registry registry_;
-  ServiceMetrics metrics_{registry_};
-  detectors::CardHasher hasher_{kTestKey};
-  kafka::SyncProducer input_{{{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}};
   int64_t produced_[2] = {0, 0};
 };
 
@@ -177,27 +143,15 @@ TEST_F(ProducerRecoveryTest, InvalidTxnStateOnEndTxnIsRecoveredAndNoAlertIsLost)
 // same id meets the same refusal, so the service stops (exit 1, for an operator to fix the ACL)
 // at once instead of restoring every partition five times first.
 TEST_F(ProducerRecoveryTest, TransactionalIdAuthorizationFailureStopsWithoutARecovery) {
-  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
-  ASSERT_EQ(processor.start(), std::nullopt);
-  auto run = std::async(std::launch::async, [&] { return processor.run(); });
-  struct StopAtExit {
-    StreamProcessor& processor;
-    ~StopAtExit() { processor.requestStop(); }
-  } stop_at_exit{processor};
-  produceAlertingCards(0, 10);
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!(committedTransactions() >= 1 && allCommitted()) &&
-         std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
-  }
-  ASSERT_TRUE(allCommitted()) << "the first cards were not committed within 30 s";
+  const auto running = runFirstCards();
+  ASSERT_FALSE(HasFailure());
   cluster_.failNext(testing::kApiAddPartitionsToTxn, 1,
                     RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
   produceAlertingCards(10, 10);
-  ASSERT_EQ(run.wait_for(60s), std::future_status::ready)
-      << "still running after the refused transactional id (recoveries "
-      << counter("fraud_producer_recoveries_total") << ")";
-  EXPECT_EQ(run.get(), 1);
+  const auto status = running->exitWithin(60s);
+  ASSERT_TRUE(status.has_value()) << "still running after the refused transactional id (recoveries "
+                                  << counter("fraud_producer_recoveries_total") << ")";
+  EXPECT_EQ(*status, 1);
   EXPECT_EQ(counter("fraud_producer_recoveries_total"), 0);
 }
 

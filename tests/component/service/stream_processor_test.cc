@@ -5,83 +5,42 @@
 #include "service/stream_processor.h"
 
 #include <gtest/gtest.h>
-#include <prometheus/registry.h>
 
 #include <chrono>
-#include <future>
-#include <thread>
+#include <optional>
+#include <vector>
 
-#include "service/kafka/producer.h"
-#include "tests/support/mock_cluster.h"
-#include "tests/support/service_fakes.h"
-#include "tests/support/temp_state_db.h"
+#include "tests/support/mock_cluster_service.h"
 
 namespace fraud::service {
 namespace {
 
-using testing::kTestKey;
-using testing::MockCluster;
-using testing::TempStateDb;
 using testing::txJson;
 using namespace std::chrono_literals;
 
-class StreamProcessorTest : public ::testing::Test {
+class StreamProcessorTest : public testing::MockClusterServiceTest {
  protected:
-  StreamProcessorTest() {
-    config_.brokers = cluster_.bootstrap();
-    config_.embedded_kafka = true;  // the mock cluster's limits apply (run.cc does not start one)
-    config_.instance_id = "processor-test";
-    config_.shutdown_timeout_ms = 10'000;
-    config_.checkpoint_interval_ms = 0;  // persist after every commit
-    config_.resolveDefaults();
-    cluster_.createTopic(config_.input_topic, 2);
-    cluster_.createTopic(config_.alerts_topic, 1);
-    cluster_.createTopic(config_.dlq_topic, 1);
-    cluster_.createTopic(config_.changelog_topic, 2);
-  }
+  StreamProcessorTest() : MockClusterServiceTest("processor-test") {}
 
   void produce(int32_t partition, const std::string& value) {
-    ASSERT_TRUE(input_.send(config_.input_topic, partition, "card-0001", value)) << input_.error();
+    MockClusterServiceTest::produce(partition, "card-0001", value);
   }
-
-  // Stops the processor when a test ends early, so that the run's future can be destroyed.
-  struct StopAtExit {
-    StreamProcessor& processor;
-    ~StopAtExit() { processor.requestStop(); }
-  };
-
-  double committedTransactions() {
-    return metrics_.transactions.Add({{"result", "committed"}}).Value();
-  }
-
-  MockCluster cluster_;
-  ServiceConfig config_;
-  TempStateDb db_;
-  prometheus::Registry registry_;
-  ServiceMetrics metrics_{registry_};
-  detectors::CardHasher hasher_{kTestKey};
-  kafka::SyncProducer input_{{{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}};
 };
 
 TEST_F(StreamProcessorTest, FencedAgainAfterEveryRecoveryEndsRunWithStatusOneAtTheBound) {
-  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
-  ASSERT_EQ(processor.start(), std::nullopt);
-  auto run = std::async(std::launch::async, [&] { return processor.run(); });
-  StopAtExit stop_at_exit{processor};
+  const auto running = startProcessor();
+  ASSERT_EQ(running->startError(), std::nullopt);
+  StreamProcessor& processor = running->processor();
 
   for (int i = 0; i < 20; ++i)
     produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (committedTransactions() < 1 && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
-  }
-  if (committedTransactions() < 1) {
+  if (!running->waitFor([&] { return committedTransactions() >= 1; }, 30s)) {
     for (const auto& ps : processor.view().status().partitions) {
       ADD_FAILURE() << "partition " << ps.partition << " next offset " << ps.next_offset
                     << " phase " << static_cast<int>(ps.phase);
     }
   }
-  ASSERT_GE(committedTransactions(), 1) << "no transaction committed within 30 s";
+  ASSERT_GE(committedTransactions(), 1) << "no transaction committed within 30 s (or run() ended)";
   const auto status = processor.view().status();
   ASSERT_TRUE(status.consumer_joined);
 
@@ -95,8 +54,7 @@ TEST_F(StreamProcessorTest, FencedAgainAfterEveryRecoveryEndsRunWithStatusOneAtT
   for (int i = 0; i < 20; ++i)
     produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
 
-  ASSERT_EQ(run.wait_for(60s), std::future_status::ready) << "run() did not end after fencing";
-  EXPECT_EQ(run.get(), 1);
+  EXPECT_EQ(running->exitWithin(60s), 1) << "run() did not end after fencing";
   EXPECT_EQ(metrics_.producer_recoveries.Value(),
             static_cast<double>(ProducerRecovery::kMaxRecoveries));
   EXPECT_FALSE(processor.view().status().consumer_joined);
@@ -115,17 +73,12 @@ TEST_F(StreamProcessorTest, FencedAgainAfterEveryRecoveryEndsRunWithStatusOneAtT
 // Before, the checkpoint record's report wrote the offset through a pointer into its task (a
 // heap use-after-free that the asan-ubsan preset reports); now it lands in the output's ledger.
 TEST_F(StreamProcessorTest, FencedWhileSendingOffsetsEndsRunWithStatusOneAndTouchesNoFreedTask) {
-  StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
-  ASSERT_EQ(processor.start(), std::nullopt);
-  auto run = std::async(std::launch::async, [&] { return processor.run(); });
-  StopAtExit stop_at_exit{processor};
+  const auto running = startProcessor();
+  ASSERT_EQ(running->startError(), std::nullopt);
   for (int i = 0; i < 20; ++i)
     produce(i % 2, txJson("a" + std::to_string(i), "card-0001", "FR", 1'000 + i));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (committedTransactions() < 1 && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(run.wait_for(20ms), std::future_status::timeout) << "run() ended early";
-  }
-  ASSERT_GE(committedTransactions(), 1) << "no transaction committed within 30 s";
+  ASSERT_TRUE(running->waitFor([&] { return committedTransactions() >= 1; }, 30s))
+      << "no transaction committed within 30 s (or run() ended)";
   // An ACL refusal of the transactional id: fatal here, and not cured by a new producer, so the
   // run ends at the first one (a failover's fatal errors are recovered from: the tests of
   // producer_recovery_test.cc).
@@ -134,13 +87,14 @@ TEST_F(StreamProcessorTest, FencedWhileSendingOffsetsEndsRunWithStatusOneAndTouc
   // New records keep coming: the mock cluster keeps a failed transaction's records, so each
   // recovery's restore moves past them and only new records make the next transaction.
   const auto give_up_at = std::chrono::steady_clock::now() + 60s;
-  for (int i = 0; run.wait_for(100ms) == std::future_status::timeout; ++i) {
+  std::optional<int> status;
+  for (int i = 0; !(status = running->exitWithin(100ms)); ++i) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up_at) << "run() did not end after fencing";
     produce(i % 2, txJson("b" + std::to_string(i), "card-0001", "DE", 5'000 + i));
   }
-  EXPECT_EQ(run.get(), 1);
+  EXPECT_EQ(status, 1);
   EXPECT_EQ(metrics_.producer_recoveries.Value(), 0);
-  EXPECT_FALSE(processor.view().status().consumer_joined);
+  EXPECT_FALSE(running->processor().view().status().consumer_joined);
 }
 
 // A transaction coordinator out for longer than max.poll.interval.ms, while the output held for
@@ -150,25 +104,14 @@ TEST_F(StreamProcessorTest, FencedWhileSendingOffsetsEndsRunWithStatusOneAndTouc
 // its partitions and everything commits once the coordinator is back.
 TEST_F(StreamProcessorTest, CoordinatorOutageLongerThanMaxPollIntervalKeepsThePartitions) {
   config_.max_held_output_mb = 1;
-  StreamProcessor processor(config_,
-                            {{"log_level", "2"},
-                             {"max.poll.interval.ms", "7000"},
-                             {"session.timeout.ms", "6000"},
-                             {"heartbeat.interval.ms", "500"}},
-                            hasher_, *db_, metrics_);
-  ASSERT_EQ(processor.start(), std::nullopt);
-  auto run = std::async(std::launch::async, [&] { return processor.run(); });
-  // Whatever fails below, run() is stopped before the test ends.
-  StopAtExit stop_at_exit{processor};
-  auto waitFor = [&](auto done, std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      if (run.wait_for(50ms) != std::future_status::timeout) return false;
-    }
-    return done();
-  };
+  const auto running = startProcessor({{"log_level", "2"},
+                                       {"max.poll.interval.ms", "7000"},
+                                       {"session.timeout.ms", "6000"},
+                                       {"heartbeat.interval.ms", "500"}});
+  ASSERT_EQ(running->startError(), std::nullopt);
   produce(0, txJson("a0", "card-0001", "FR", 1'000));
-  ASSERT_TRUE(waitFor([&] { return committedTransactions() >= 1; }, 60s)) << "no first commit";
+  ASSERT_TRUE(running->waitFor([&] { return committedTransactions() >= 1; }, 60s, 50ms))
+      << "no first commit";
   const double committed_before = committedTransactions();
 
   // Every EndTxn fails for a while (a coordinator failing over: longer than the 7 s poll
@@ -183,14 +126,13 @@ TEST_F(StreamProcessorTest, CoordinatorOutageLongerThanMaxPollIntervalKeepsThePa
            p0->next_offset + p1->next_offset >= 201;
   };
   const auto outage_started = std::chrono::steady_clock::now();
-  EXPECT_TRUE(waitFor(all_committed, 120s)) << "not every record committed after the outage";
+  EXPECT_TRUE(running->waitFor(all_committed, 120s, 50ms))
+      << "not every record committed after the outage";
   EXPECT_GT(std::chrono::steady_clock::now() - outage_started, 7s)
       << "the outage was shorter than max.poll.interval.ms: nothing was tested";
   EXPECT_EQ(metrics_.rebalances.Add({{"kind", "lost"}}).Value(), 0) << "the partitions were lost";
   EXPECT_EQ(metrics_.rebalances.Add({{"kind", "revoke"}}).Value(), 0) << "the partitions moved";
-  processor.requestStop();
-  ASSERT_EQ(run.wait_for(60s), std::future_status::ready);
-  EXPECT_EQ(run.get(), 0);
+  EXPECT_EQ(running->stop(60s), 0);
 }
 
 TEST_F(StreamProcessorTest, MaxEventsTooLargeForTheChangelogRecordLimitIsRefusedAtStart) {

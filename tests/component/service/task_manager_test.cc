@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "state/card_state_codec.h"
 #include "tests/support/service_fakes.h"
 #include "tests/support/temp_state_db.h"
@@ -20,12 +26,14 @@ using testing::txJson;
 
 class TaskManagerTest : public ::testing::Test {
  protected:
-  TaskManagerTest() : tasks_(harness_.context, *db_, input_, restorer_) {}
+  explicit TaskManagerTest(size_t card_cache_mb = 16)
+      : db_(card_cache_mb), tasks_(harness_.context, *db_, input_, restorer_) {}
 
-  void feed(int32_t p, int64_t offset, const std::string& value) {
+  void feed(int32_t p, int64_t offset, const std::string& value,
+            const std::string& card = "card-0001") {
     InputRecord record;
     record.offset = offset;
-    record.key = "card-0001";
+    record.key = card;
     record.value = value;
     ASSERT_EQ(tasks_.task(p)->process(record), PartitionTask::Processed::kDone);
   }
@@ -35,6 +43,15 @@ class TaskManagerTest : public ::testing::Test {
     PartitionTask* t = tasks_.task(p);
     ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
     t->markCommitted();
+  }
+  // Writes a card value that is no card state (a corrupt write, a foreign tool) to partition
+  // `p` on disk, behind the live store's back.
+  void corruptOnDisk(int32_t p, const detectors::CardRef& ref,
+                     const std::optional<state::PartitionCheckpoint>& checkpoint) {
+    state::CardChange bad;
+    bad.card_ref = ref;
+    bad.encoded = std::string("\x07not a card state");
+    ASSERT_FALSE((*db_).writeRestored(p, {bad}, checkpoint));
   }
 
   TempStateDb db_;
@@ -142,11 +159,8 @@ TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedTh
 }
 
 TEST_F(TaskManagerTest, UnreadableLocalStateRebuildsThePartitionInsteadOfEndingTheProcess) {
-  // A card value on disk that is no card state (a corrupt write, a foreign tool).
-  state::CardChange bad;
-  bad.card_ref = harness_.hasher.hash("card-0001");
-  bad.encoded = std::string("\x07not a card state");
-  ASSERT_FALSE((*db_).writeRestored(2, {bad}, state::PartitionCheckpoint{9, 1'000, 3}));
+  ASSERT_NO_FATAL_FAILURE(
+      corruptOnDisk(2, harness_.hasher.hash("card-0001"), state::PartitionCheckpoint{9, 1'000, 3}));
   tasks_.assign({2});
   restorer_.complete(2, restorer_.lastTicket(2), state::PartitionCheckpoint{9, 1'000, 3});
   EXPECT_TRUE(tasks_.activateRestored().empty());
@@ -157,99 +171,63 @@ TEST_F(TaskManagerTest, UnreadableLocalStateRebuildsThePartitionInsteadOfEndingT
   EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{2});
 }
 
-// The review's crash loop: with a cache too small for the partition, the store's constructor
-// stops decoding at its budget, and the detector's start-up scan (PartitionDetector's
-// constructor, through forEach) met the corrupt card outside the warm cache and threw through
-// activation: std::terminate, on every restart. Now the partition is rebuilt.
-TEST(TaskManagerSmallCache, CorruptCardOutsideTheWarmCacheRebuildsInsteadOfEndingTheProcess) {
-  TempStateDb db(/*card_cache_mb=*/1);
-  TaskHarness harness;
-  FakeInput input;
-  FakeRestorer restorer;
-  TaskManager tasks(harness.context, *db, input, restorer);
-  tasks.assign({0});
-  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{0, std::nullopt, 0});
-  ASSERT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
-  // Far more cards than a 1 MiB cache holds.
-  constexpr int kCards = 30'000;
-  std::string last_card;
-  detectors::CardRef last_ref{};
-  for (int i = 0; i < kCards; ++i) {
-    char card[16];
-    std::snprintf(card, sizeof(card), "card-%05d", i);
-    InputRecord record;
-    record.offset = i;
-    record.key = card;
-    const std::string value = txJson("t" + std::to_string(i), card, "FR", 1'000 + i);
-    record.value = value;
-    ASSERT_EQ(tasks.task(0)->process(record), PartitionTask::Processed::kDone);
-    const auto ref = harness.hasher.hash(card);
-    if (last_card.empty() || ref.bytes > last_ref.bytes) {
-      last_card = card;
-      last_ref = ref;
-    }
-  }
-  RecordingCollector changelog;
-  PartitionTask* t = tasks.task(0);
-  ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
-  t->markCommitted();
-  ASSERT_FALSE(t->persist().has_value());
-  tasks.remove({0});
-  // The card scanned last is corrupt on disk.
-  state::CardChange bad;
-  bad.card_ref = last_ref;
-  bad.encoded = std::string("\x07not a card state");
-  ASSERT_FALSE((*db).writeRestored(0, {bad}, state::PartitionCheckpoint{kCards, 1'000, 3}));
+// A card cache far too small for the partition: the store's constructor stops decoding at its
+// budget, so most cards are met outside the warm cache.
+class TaskManagerSmallCache : public TaskManagerTest {
+ protected:
+  static constexpr int kCards = 30'000;  // far more than a 1 MiB cache holds
 
-  tasks.assign({0});
-  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
-  EXPECT_TRUE(tasks.activateRestored().empty());
-  EXPECT_FALSE(tasks.task(0)->active());
-  EXPECT_FALSE((*db).checkpoint(0).has_value()) << "the partition was cleared";
-  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
-  EXPECT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
+  TaskManagerSmallCache() : TaskManagerTest(/*card_cache_mb=*/1) {}
+
+  // Partition 0 active with kCards cards, committed and persisted; `last_ref`: the card a scan
+  // meets last.
+  void fillCommittedPartition(detectors::CardRef& last_ref) {
+    tasks_.assign({0});
+    restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{0, std::nullopt, 0});
+    ASSERT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+    for (int i = 0; i < kCards; ++i) {
+      std::array<char, 16> buffer{};
+      std::snprintf(buffer.data(), buffer.size(), "card-%05d", i);
+      const std::string card(buffer.data());
+      ASSERT_NO_FATAL_FAILURE(
+          feed(0, i, txJson("t" + std::to_string(i), card, "FR", 1'000 + i), card));
+      const auto ref = harness_.hasher.hash(card);
+      if (i == 0 || ref.bytes > last_ref.bytes) last_ref = ref;
+    }
+    commit(0);
+    ASSERT_FALSE(tasks_.task(0)->persist().has_value());
+  }
+};
+
+// The review's crash loop: the detector's start-up scan (PartitionDetector's constructor,
+// through forEach) met the corrupt card outside the warm cache and threw through activation:
+// std::terminate, on every restart. Now the partition is rebuilt.
+TEST_F(TaskManagerSmallCache, CorruptCardOutsideTheWarmCacheRebuildsInsteadOfEndingTheProcess) {
+  detectors::CardRef last_ref{};
+  ASSERT_NO_FATAL_FAILURE(fillCommittedPartition(last_ref));
+  tasks_.remove({0});
+  // The card scanned last is corrupt on disk.
+  ASSERT_NO_FATAL_FAILURE(corruptOnDisk(0, last_ref, state::PartitionCheckpoint{kCards, 1'000, 3}));
+
+  tasks_.assign({0});
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_FALSE(tasks_.task(0)->active());
+  EXPECT_FALSE((*db_).checkpoint(0).has_value()) << "the partition was cleared";
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{kCards, 1'000, 3});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
 }
 
 // The same corrupt card met by a rewind (after an abort) rebuilds the partition too, instead of
 // escaping from the commit's completion.
-TEST(TaskManagerSmallCache, CorruptCardMetByARewindRebuildsThePartition) {
-  TempStateDb db(/*card_cache_mb=*/1);
-  TaskHarness harness;
-  FakeInput input;
-  FakeRestorer restorer;
-  TaskManager tasks(harness.context, *db, input, restorer);
-  tasks.assign({0});
-  restorer.complete(0, restorer.lastTicket(0), state::PartitionCheckpoint{0, std::nullopt, 0});
-  ASSERT_EQ(tasks.activateRestored(), std::vector<int32_t>{0});
-  constexpr int kCards = 30'000;
+TEST_F(TaskManagerSmallCache, CorruptCardMetByARewindRebuildsThePartition) {
   detectors::CardRef last_ref{};
-  bool first = true;
-  for (int i = 0; i < kCards; ++i) {
-    char card[16];
-    std::snprintf(card, sizeof(card), "card-%05d", i);
-    InputRecord record;
-    record.offset = i;
-    record.key = card;
-    const std::string value = txJson("t" + std::to_string(i), card, "FR", 1'000 + i);
-    record.value = value;
-    ASSERT_EQ(tasks.task(0)->process(record), PartitionTask::Processed::kDone);
-    const auto ref = harness.hasher.hash(card);
-    if (first || ref.bytes > last_ref.bytes) last_ref = ref;
-    first = false;
-  }
-  RecordingCollector changelog;
-  PartitionTask* t = tasks.task(0);
-  ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
-  t->markCommitted();
-  ASSERT_FALSE(t->persist().has_value());
+  ASSERT_NO_FATAL_FAILURE(fillCommittedPartition(last_ref));
   // Corrupt on disk behind the live store's back, then an abort rewinds the task.
-  state::CardChange bad;
-  bad.card_ref = last_ref;
-  bad.encoded = std::string("\x07not a card state");
-  ASSERT_FALSE((*db).writeRestored(0, {bad}, std::nullopt));
-  tasks.rewindAll();
-  EXPECT_FALSE(tasks.task(0)->active()) << "rebuilding";
-  EXPECT_FALSE((*db).checkpoint(0).has_value()) << "the partition was cleared";
+  ASSERT_NO_FATAL_FAILURE(corruptOnDisk(0, last_ref, std::nullopt));
+  tasks_.rewindAll();
+  EXPECT_FALSE(tasks_.task(0)->active()) << "rebuilding";
+  EXPECT_FALSE((*db_).checkpoint(0).has_value()) << "the partition was cleared";
 }
 
 TEST_F(TaskManagerTest, RemovedPartitionsRestoreIsCancelled) {

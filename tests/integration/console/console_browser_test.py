@@ -36,34 +36,14 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import cdp  # noqa: E402
+from script_steps import fail, read, run, wait_for  # noqa: E402
 
 PARTITIONS = 4
 
 
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
 
-
-def read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
-
-
-def wait_for(what, condition, timeout_s, process=None):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        if process is not None and process.poll() is not None:
-            fail(f"the service exited ({process.returncode}) while waiting for {what}")
-        time.sleep(0.2)
-    fail(f"timed out after {timeout_s} s waiting for {what}")
 
 
 def http(port, path, token=None):
@@ -78,12 +58,6 @@ def http(port, path, token=None):
     except OSError:
         return 0, {}, b""
 
-
-def run(command, **kwargs):
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, **kwargs)
-    if result.returncode != 0:
-        fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stderr[-3000:]}")
-    return result
 
 
 def start_service(args, work, token, key):
@@ -212,6 +186,17 @@ def check_page(browser, port, token, scenario, screenshots):
     browser.call("Network.enable")
     browser.call("Page.enable")
     browser.call("Page.navigate", url=f"http://127.0.0.1:{port}/ui/")
+    check_without_token(browser)
+    browser.evaluate(f"document.getElementById('token').value = {json.dumps(token)}; "
+                     "document.getElementById('login-form').requestSubmit(); true")
+    browser.wait_for("the console after the token", "!document.getElementById('nav').hidden")
+    check_card(browser, scenario, screenshots)
+    check_partitions_and_alerts(browser, screenshots)
+    check_no_errors(browser)
+
+
+def check_without_token(browser):
+    """Before the token: the form alone, nothing fetched, the page's CSP seen by the browser."""
     browser.wait_for("the token form", "document.readyState === 'complete' && "
                      "!document.getElementById('login').hidden")
     time.sleep(1)  # anything the page would fetch unasked would go now
@@ -231,10 +216,10 @@ def check_page(browser, port, token, scenario, screenshots):
         fail("the browser saw no Content-Security-Policy on /ui/")
     print("ok: nothing shown or asked without the token")
 
-    browser.evaluate(f"document.getElementById('token').value = {json.dumps(token)}; "
-                     "document.getElementById('login-form').requestSubmit(); true")
-    browser.wait_for("the console after the token", "!document.getElementById('nav').hidden")
 
+def check_card(browser, scenario, screenshots):
+    """A fraud scenario's card looked up by number: its card_ref shown, never the number; its
+    timeline with the scenario's countries and its alerts' keys."""
     ref = scenario["card_ref"]
     # By number (a POST body), then it stays on the card by its card_ref.
     browser.evaluate("document.getElementById('card-number').value = "
@@ -259,6 +244,10 @@ def check_page(browser, port, token, scenario, screenshots):
         os.makedirs(screenshots, exist_ok=True)
         browser.screenshot(os.path.join(screenshots, "console-card.png"))
 
+
+def check_partitions_and_alerts(browser, screenshots):
+    """Every partition with its lateness, the lateness summary, recent alerts linking to their
+    cards."""
     browser.evaluate("location.hash = '#partitions'; true")
     rows = browser.wait_for("the partitions table", "(() => { const r = Array.from("
                             "document.querySelectorAll('#partitions tbody tr')); return r.length "
@@ -277,6 +266,8 @@ def check_page(browser, port, token, scenario, screenshots):
     if screenshots:
         browser.screenshot(os.path.join(screenshots, "console-alerts.png"))
 
+
+def check_no_errors(browser):
     browser.call("Runtime.evaluate", expression="1")  # drain the events sent meanwhile
     errors = []
     for e in browser.events:

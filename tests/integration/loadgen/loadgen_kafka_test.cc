@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +27,7 @@
 #include "service/kafka/admin.h"
 #include "service/kafka/producer.h"
 #include "service/kafka/reader.h"
+#include "service/kafka/wall_clock.h"
 #include "tests/support/test_kafka.h"
 
 namespace fraud::loadgen {
@@ -106,10 +106,8 @@ class LoadgenKafkaTest : public ::testing::Test {
   }
 
   std::string freshTopic(const std::string& name, int32_t partitions) {
-    const auto now = std::chrono::system_clock::now().time_since_epoch();
-    const std::string topic =
-        "lg-it-" + name + "-" + std::to_string(::getpid()) + "-" +
-        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+    const std::string topic = "lg-it-" + name + "-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(kafka::wallClockMs());
     std::string error;
     EXPECT_TRUE(
         kafka::createTopic(admin_->client(), {topic, partitions, -1, {}}, kTimeoutMs, error))
@@ -204,6 +202,34 @@ class LoadgenKafkaTest : public ::testing::Test {
                 alert["idempotency_key"].get<std::string>()}});
   }
 
+  // What the service makes of the partition files of `generated` (partition-P.jsonl): the
+  // alerts of `replay` of each, and the records it rejects.
+  struct ServiceOutput {
+    std::vector<std::pair<int32_t, std::string>> alerts;  // partition, alert line
+    std::vector<std::pair<int32_t, int64_t>> rejected;    // partition, offset
+    std::vector<std::string> reasons;                     // of each rejected record
+  };
+  void replayPartitions(const fs::path& generated, int32_t partitions, ServiceOutput& out) {
+    detectors::RecordDecoder decoder;
+    for (int32_t p = 0; p < partitions; ++p) {
+      const fs::path input = generated / ("partition-" + std::to_string(p) + ".jsonl");
+      const fs::path output = dir_ / ("alerts-" + std::to_string(p) + ".jsonl");
+      ASSERT_EQ(run({FRAUD_DETECTOR_BIN, "replay", "--input", input.string(), "--output",
+                     output.string(), "--card-hash-key-file", key_file_},
+                    (dir_ / "replay.out").string()),
+                0)
+          << readFile(dir_ / "replay.out.err");
+      for (auto& line : readLines(output)) out.alerts.emplace_back(p, std::move(line));
+      const auto lines = readLines(input);
+      for (size_t offset = 0; offset < lines.size(); ++offset) {
+        const auto decoded = decoder.decode(lines[offset]);
+        if (decoded.ok()) continue;
+        out.rejected.emplace_back(p, static_cast<int64_t>(offset));
+        out.reasons.emplace_back(detectors::rejectReasonName(*decoded.rejected));
+      }
+    }
+  }
+
   std::string brokers_;
   fs::path dir_;
   std::string key_file_;
@@ -295,28 +321,9 @@ TEST_F(LoadgenKafkaTest, VerifyPassesOnReplayAlertsAndFailsOnARemovedOrDuplicate
   ASSERT_GT(summary["kinds"]["malformed"].get<int>(), 0);
 
   // What the service must produce: replay of each partition file, and the rejected records.
-  std::vector<std::pair<int32_t, std::string>> alerts;
-  std::vector<std::pair<int32_t, int64_t>> rejected;
-  std::vector<std::string> reasons;
-  detectors::RecordDecoder decoder;
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    const fs::path input =
-        dir_ / "v" / "partitions" / ("partition-" + std::to_string(p) + ".jsonl");
-    const fs::path output = dir_ / ("alerts-" + std::to_string(p) + ".jsonl");
-    ASSERT_EQ(run({FRAUD_DETECTOR_BIN, "replay", "--input", input.string(), "--output",
-                   output.string(), "--card-hash-key-file", key_file_},
-                  (dir_ / "replay.out").string()),
-              0)
-        << readFile(dir_ / "replay.out.err");
-    for (auto& line : readLines(output)) alerts.emplace_back(p, std::move(line));
-    const auto lines = readLines(input);
-    for (size_t offset = 0; offset < lines.size(); ++offset) {
-      const auto decoded = decoder.decode(lines[offset]);
-      if (decoded.ok()) continue;
-      rejected.emplace_back(p, static_cast<int64_t>(offset));
-      reasons.emplace_back(detectors::rejectReasonName(*decoded.rejected));
-    }
-  }
+  ServiceOutput expected;
+  ASSERT_NO_FATAL_FAILURE(replayPartitions(dir_ / "v" / "partitions", kPartitions, expected));
+  const auto& [alerts, rejected, reasons] = expected;
   ASSERT_GT(alerts.size(), 10u);
   const std::string dlq = freshTopic("verify-dlq", 2);
   for (size_t i = 0; i < rejected.size(); ++i) {

@@ -27,10 +27,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
-from report_page_reading import WINDOW, DomCharts, colour_counts, embedded_data, fail, near
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from report_page_reading import WINDOW, DomCharts, colour_counts, embedded_data, near  # noqa: E402
+from script_steps import fail, read, run, wait_for  # noqa: E402
 
 CHARTS = ["chart-rate", "chart-lag", "chart-latency-histogram", "chart-latency-percentiles",
           "chart-lateness"]
@@ -45,24 +46,6 @@ CHART_COLOURS = {"rate line": (0x25, 0x63, 0xEB), "lag line": (0xEA, 0x58, 0x0C)
                  "histogram bars": (0x0D, 0x94, 0x88), "p99 line": (0xDC, 0x26, 0x26)}
 
 
-def wait_for(what, condition, timeout_s, process=None):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        if process is not None and process.poll() is not None:
-            fail(f"the service exited ({process.returncode}) while waiting for {what}")
-        time.sleep(0.1)
-    fail(f"timed out after {timeout_s} s waiting for {what}")
-
-
-def read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def ready(port):
@@ -72,12 +55,6 @@ def ready(port):
     except OSError:
         return False
 
-
-def run(command, **kwargs):
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, **kwargs)
-    if result.returncode != 0:
-        fail(f"{' '.join(command)} exited {result.returncode}:\n{result.stderr[-3000:]}")
-    return result
 
 
 def main():

@@ -5,16 +5,12 @@ import html.parser
 import json
 import re
 import struct
-import sys
 import zlib
+
+from script_steps import fail  # the importer puts tests/integration on sys.path
 
 # chromium's window, and so the screenshot's size.
 WINDOW = (1200, 3400)
-
-
-def fail(message):
-    print(f"FAIL: {message}", file=sys.stderr)
-    sys.exit(1)
 
 
 class DomCharts(html.parser.HTMLParser):

@@ -118,6 +118,14 @@ class LiveServiceTest : public ::testing::Test {
     return *instances_.back();
   }
 
+  // SIGTERM, then exit status 0 within 25 s; false (a failure added) otherwise.
+  bool stopCleanly(ChildProcess& instance) {
+    instance.signal(SIGTERM);
+    const auto status = instance.waitExit(seconds(25));
+    EXPECT_EQ(status, 0) << instance.stderrText();
+    return status == 0;
+  }
+
   void produce(const std::vector<TestRecord>& records) {
     for (const auto& r : records) {
       const int32_t p = detectors::partitionCrc32(r.key, kPartitions);

@@ -7,9 +7,7 @@ namespace fraud::testing {
 namespace {
 
 TEST_F(LiveServiceTest, AlertsEqualReplayOfEachPartitionAndBadRecordsReachTheDeadLetterTopic) {
-  StreamOptions options;
-  options.records = 30'000;
-  const auto records = generateStream(options);
+  const auto records = generateStream({.records = 30'000});
   produce(records);
   auto& service = startInstance("solo");
   expectAlertsMatchReplay();
@@ -25,20 +23,14 @@ TEST_F(LiveServiceTest, AlertsEqualReplayOfEachPartitionAndBadRecordsReachTheDea
     const int64_t offset = std::stoll(record.headers.at("source-offset"));
     EXPECT_EQ(record.value, partitions_.at(static_cast<size_t>(p)).at(static_cast<size_t>(offset)));
   }
-  service.signal(SIGTERM);
-  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+  stopCleanly(service);
 }
 
 TEST_F(LiveServiceTest, KillNineMidStreamThenRestartLosesNothingAndRepeatsNothing) {
-  StreamOptions options;
-  options.records = 200'000;
-  options.cards = 5'000;
-  options.step_ms = 2;
-  produce(generateStream(options));
+  produce(generateStream({.records = 200'000, .cards = 5'000, .step_ms = 2}));
   auto& second = killNineMidStreamAndRestart("crashy");
   expectAlertsMatchReplay();
-  second.signal(SIGTERM);
-  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+  stopCleanly(second);
 }
 
 // The departed owner's transaction (issue 16). An owner killed in the first phase of a commit
@@ -50,11 +42,7 @@ TEST_F(LiveServiceTest, KillNineMidStreamThenRestartLosesNothingAndRepeatsNothin
 // open transaction and started from A's last checkpoint.
 TEST_F(LiveServiceTest,
        KillInTheCommitsFirstPhaseThenTwoMovesWithinItsTimeoutLoseAndRepeatNothing) {
-  StreamOptions options;
-  options.records = 60'000;
-  options.cards = 3'000;
-  options.step_ms = 2;
-  const auto records = generateStream(options);
+  const auto records = generateStream({.records = 60'000, .cards = 3'000, .step_ms = 2});
   const auto third = static_cast<std::ptrdiff_t>(records.size() / 3);
   produce({records.begin(), records.begin() + third});
 
@@ -75,24 +63,18 @@ TEST_F(LiveServiceTest,
   auto& b = startInstance("owner-b");
   produce({records.begin() + third, records.begin() + 2 * third});
   ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(40))) << b.stderrText();
-  b.signal(SIGTERM);
-  ASSERT_EQ(b.waitExit(seconds(25)), 0) << b.stderrText();
+  ASSERT_TRUE(stopCleanly(b));
 
   auto& c = startInstance("owner-c");
   produce({records.begin() + 2 * third, records.end()});
   expectAlertsMatchReplay();
   EXPECT_LT(std::chrono::steady_clock::now() - killed_at, seconds(60))
       << "the moves took longer than the dead owner's transaction timeout: nothing was tested";
-  c.signal(SIGTERM);
-  EXPECT_EQ(c.waitExit(seconds(25)), 0) << c.stderrText();
+  stopCleanly(c);
 }
 
 TEST_F(LiveServiceTest, SecondInstanceJoiningAndLeavingMidStreamChangesNothing) {
-  StreamOptions options;
-  options.records = 90'000;
-  options.cards = 3'000;
-  options.step_ms = 5;
-  const auto records = generateStream(options);
+  const auto records = generateStream({.records = 90'000, .cards = 3'000, .step_ms = 5});
   const auto third = records.size() / 3;
   produce({records.begin(), records.begin() + static_cast<std::ptrdiff_t>(third)});
   auto& a = startInstance("a");
@@ -111,20 +93,14 @@ TEST_F(LiveServiceTest, SecondInstanceJoiningAndLeavingMidStreamChangesNothing) 
            records.begin() + static_cast<std::ptrdiff_t>(2 * third)});
   ASSERT_TRUE(kafka_->waitForCaughtUp(group_, input_, seconds(120))) << b.stderrText();
 
-  b.signal(SIGTERM);
-  EXPECT_EQ(b.waitExit(seconds(25)), 0) << b.stderrText();
+  stopCleanly(b);
   produce({records.begin() + static_cast<std::ptrdiff_t>(2 * third), records.end()});
   expectAlertsMatchReplay();
-  a.signal(SIGTERM);
-  EXPECT_EQ(a.waitExit(seconds(25)), 0) << a.stderrText();
+  stopCleanly(a);
 }
 
 TEST_F(LiveServiceTest, SigtermUnderLoadExitsZeroInTimeAndRestartCompletes) {
-  StreamOptions options;
-  options.records = 200'000;
-  options.cards = 5'000;
-  options.step_ms = 2;
-  produce(generateStream(options));
+  produce(generateStream({.records = 200'000, .cards = 5'000, .step_ms = 2}));
   auto& first = startInstance("graceful", {"--shutdown-timeout-ms", "10000"});
   ASSERT_TRUE(waitForSomeProgress()) << first.stderrText();
   const auto started = std::chrono::steady_clock::now();
@@ -134,15 +110,11 @@ TEST_F(LiveServiceTest, SigtermUnderLoadExitsZeroInTimeAndRestartCompletes) {
 
   auto& second = startInstance("graceful");
   expectAlertsMatchReplay();
-  second.signal(SIGTERM);
-  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+  stopCleanly(second);
 }
 
 TEST_F(LiveServiceTest, UnwritableAlertsTopicHoldsInputReportsNotReadyAndLosesNothing) {
-  StreamOptions options;
-  options.records = 40'000;
-  options.cards = 1'000;
-  const auto records = generateStream(options);
+  const auto records = generateStream({.records = 40'000, .cards = 1'000});
   const auto half = static_cast<std::ptrdiff_t>(records.size() / 2);
   produce({records.begin(), records.begin() + half});
   const uint16_t port = freeTcpPort();
@@ -176,45 +148,32 @@ TEST_F(LiveServiceTest, UnwritableAlertsTopicHoldsInputReportsNotReadyAndLosesNo
   kafka_->setTopicConfig(alerts_, "max.message.bytes", "1048588");
   expectAlertsMatchReplay();
   EXPECT_EQ(httpGet(readyz).status, 200);
-  service.signal(SIGTERM);
-  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+  stopCleanly(service);
 }
 
 // --alert-delivery immediate: the same alerts, each key once while nothing goes wrong.
 TEST_F(LiveServiceTest, ImmediateDeliveryRaisesTheSameAlertsEachOnceWithoutAFault) {
-  StreamOptions options;
-  options.records = 30'000;
-  produce(generateStream(options));
+  produce(generateStream({.records = 30'000}));
   auto& service = startInstance("immediate", {"--alert-delivery", "immediate"});
   EXPECT_EQ(expectAlertsMatchReplay(Delivery::kImmediateNoFault), 0);
-  service.signal(SIGTERM);
-  EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
+  stopCleanly(service);
 }
 
 // --alert-delivery immediate across kill -9: every key present; the records after the last
 // commit are processed again from the same state, so a key repeats only as an exact repeat.
 TEST_F(LiveServiceTest, ImmediateDeliveryKillNineLosesNothingAndRepeatsOnlyExactly) {
-  StreamOptions options;
-  options.records = 200'000;
-  options.cards = 5'000;
-  options.step_ms = 2;
-  produce(generateStream(options));
+  produce(generateStream({.records = 200'000, .cards = 5'000, .step_ms = 2}));
   auto& second = killNineMidStreamAndRestart("immediate-crashy", {"--alert-delivery", "immediate"});
   const int repeats = expectAlertsMatchReplay(Delivery::kImmediateAfterFault);
   std::printf("immediate delivery after kill -9: %d exact repeat(s)\n", repeats);
-  second.signal(SIGTERM);
-  EXPECT_EQ(second.waitExit(seconds(25)), 0) << second.stderrText();
+  stopCleanly(second);
 }
 
 // Standby replicas: each of two instances keeps a warm copy of the other's partitions; after a
 // kill -9 the survivor's restores read only what its copies lacked (not what the dead owner
 // changed since the survivor last held the partition), and the alerts still equal replay.
 TEST_F(LiveServiceTest, WithStandbyReplicasTheSurvivorOfAKillRestoresOnlyTheTailAndMatchesReplay) {
-  StreamOptions options;
-  options.records = 60'000;
-  options.cards = 3'000;
-  options.step_ms = 2;
-  const auto records = generateStream(options);
+  const auto records = generateStream({.records = 60'000, .cards = 3'000, .step_ms = 2});
   const auto third = static_cast<std::ptrdiff_t>(records.size() / 3);
   produce({records.begin(), records.begin() + third});
   const std::vector<std::string> standby = {"--standby-replicas", "1", "--standby-interval-ms",
@@ -284,8 +243,7 @@ TEST_F(LiveServiceTest, WithStandbyReplicasTheSurvivorOfAKillRestoresOnlyTheTail
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_TRUE(statusOfA()["standbys"].empty()) << "copies kept of partitions held here";
-  a.signal(SIGTERM);
-  EXPECT_EQ(a.waitExit(seconds(25)), 0) << a.stderrText();
+  stopCleanly(a);
 }
 
 }  // namespace

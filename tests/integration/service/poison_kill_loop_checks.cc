@@ -2,8 +2,11 @@
 // rejected record on the dead-letter topic once.
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "tests/integration/service/poison_kill_loop_fixture.h"
 
@@ -80,26 +83,90 @@ void PoisonKillLoopTest::expectAlertsEqualReplay() {
       << examples.str();
 }
 
+namespace {
+
+// What is wrong with the dead letters, by kind of record: how many, and the first few.
+class DeadLetterProblems {
+ public:
+  void add(const std::string& kind, const std::string& text) {
+    auto& [count, examples] = by_kind_[kind];
+    if (count++ < 3) examples += "  " + text + "\n";
+    ++count_;
+  }
+  [[nodiscard]] int count() const { return count_; }
+  [[nodiscard]] int countOf(const std::string& kind) const {
+    const auto it = by_kind_.find(kind);
+    return it == by_kind_.end() ? 0 : it->second.first;
+  }
+  [[nodiscard]] std::string examples() const {
+    std::string text;
+    for (const auto& [kind, problems] : by_kind_) text += problems.second;
+    return text;
+  }
+
+ private:
+  std::map<std::string, std::pair<int, std::string>> by_kind_;
+  int count_ = 0;
+};
+
+std::optional<std::string> headerOf(const TopicRecord& record, const std::string& name) {
+  const auto it = record.headers.find(name);
+  return it == record.headers.end() ? std::optional<std::string>() : it->second;
+}
+
+// The dead letter of an oversized record: a prefix of it that fits the service producer's
+// limit, marked truncated with the original size.
+void checkTruncated(const TopicRecord& record, const Produced& original, const std::string& where,
+                    DeadLetterProblems& problems) {
+  const auto header = [&](const std::string& name) { return headerOf(record, name); };
+  size_t wire = record.key.value_or("").size() + record.value.value_or("").size();
+  for (const auto& [name, value] : record.headers) wire += name.size() + value.size();
+  const std::string& full = *original.value;
+  if (header("truncated") != "true" || header("original-size") != std::to_string(full.size()) ||
+      !record.value || record.value->size() >= full.size() ||
+      full.compare(0, record.value->size(), *record.value) != 0 ||
+      wire > kServiceProducerMaxBytes) {
+    problems.add(original.kind,
+                 where + " (oversized, " + std::to_string(full.size()) +
+                     " bytes): expected a prefix of at most " +
+                     std::to_string(kServiceProducerMaxBytes) +
+                     " bytes with headers, truncated: true, original-size; got " +
+                     std::to_string(record.value.value_or("").size()) +
+                     " bytes, truncated: " + header("truncated").value_or("(none)") +
+                     ", original-size: " + header("original-size").value_or("(none)"));
+  }
+}
+
+// The dead letter of a rejected `original` record: its source, reason, key and value.
+void checkDeadLetter(const TopicRecord& record, const Produced& original, const std::string& where,
+                     const std::string& input_topic, DeadLetterProblems& problems) {
+  const auto header = [&](const std::string& name) { return headerOf(record, name); };
+  if (header("source-topic") != input_topic) problems.add(original.kind, where + ": source-topic");
+  if (header("reject-reason") != "invalid_json")
+    problems.add(original.kind, where + " (" + original.kind + "): reject-reason " +
+                                    header("reject-reason").value_or("(none)"));
+  if (record.key != original.key) problems.add(original.kind, where + ": key differs");
+  if (original.kind == "oversized") {
+    checkTruncated(record, original, where, problems);
+    return;
+  }
+  if (record.value != original.value)
+    problems.add(original.kind, where + " (" + original.kind + "): value differs from the input");
+  if (header("truncated").value_or("false") != "false")
+    problems.add(original.kind, where + " (" + original.kind + "): marked truncated");
+}
+
+}  // namespace
+
 void PoisonKillLoopTest::expectEachRejectedRecordDeadLetteredOnce(bool every_slice) {
   std::map<std::pair<int32_t, int64_t>, int> seen;
-  // Per kind of record: how many are wrong, and the first few of them.
-  std::map<std::string, std::pair<int, std::string>> problems_by_kind;
-  int problem_count = 0;
-  auto problem = [&](const std::string& kind, const std::string& text) {
-    auto& [count, examples] = problems_by_kind[kind];
-    if (count++ < 3) examples += "  " + text + "\n";
-    ++problem_count;
-  };
+  DeadLetterProblems problems;
   const auto dead = kafka_->readAll(dlq_);
   for (const auto& record : dead) {
-    const auto header = [&](const std::string& name) {
-      const auto it = record.headers.find(name);
-      return it == record.headers.end() ? std::optional<std::string>() : it->second;
-    };
-    const auto partition = header("source-partition");
-    const auto offset = header("source-offset");
+    const auto partition = headerOf(record, "source-partition");
+    const auto offset = headerOf(record, "source-offset");
     if (!partition || !offset) {
-      problem("?", "a dead letter without source-partition/source-offset headers");
+      problems.add("?", "a dead letter without source-partition/source-offset headers");
       continue;
     }
     const int32_t p = std::stoi(*partition);
@@ -107,43 +174,17 @@ void PoisonKillLoopTest::expectEachRejectedRecordDeadLetteredOnce(bool every_sli
     const std::string where = std::to_string(p) + "/" + std::to_string(o);
     if (p < 0 || p >= kPartitions || o < 0 ||
         o >= static_cast<int64_t>(produced_[static_cast<size_t>(p)].size())) {
-      problem("?", "a dead letter for " + where + ", which was never produced");
+      problems.add("?", "a dead letter for " + where + ", which was never produced");
       continue;
     }
     const Produced& original = produced_[static_cast<size_t>(p)][static_cast<size_t>(o)];
     if (!original.rejected) {
-      problem(original.kind, "a dead letter for " + where + ", a " + original.kind + " record");
+      problems.add(original.kind,
+                   "a dead letter for " + where + ", a " + original.kind + " record");
       continue;
     }
     ++seen[{p, o}];
-    if (header("source-topic") != input_) problem(original.kind, where + ": source-topic");
-    if (header("reject-reason") != "invalid_json")
-      problem(original.kind, where + " (" + original.kind + "): reject-reason " +
-                                 header("reject-reason").value_or("(none)"));
-    if (record.key != original.key) problem(original.kind, where + ": key differs");
-    if (original.kind == "oversized") {
-      size_t wire = record.key.value_or("").size() + record.value.value_or("").size();
-      for (const auto& [name, value] : record.headers) wire += name.size() + value.size();
-      const std::string& full = *original.value;
-      if (header("truncated") != "true" || header("original-size") != std::to_string(full.size()) ||
-          !record.value || record.value->size() >= full.size() ||
-          full.compare(0, record.value->size(), *record.value) != 0 ||
-          wire > kServiceProducerMaxBytes) {
-        problem(original.kind,
-                where + " (oversized, " + std::to_string(full.size()) +
-                    " bytes): expected a prefix of at most " +
-                    std::to_string(kServiceProducerMaxBytes) +
-                    " bytes with headers, truncated: true, original-size; got " +
-                    std::to_string(record.value.value_or("").size()) +
-                    " bytes, truncated: " + header("truncated").value_or("(none)") +
-                    ", original-size: " + header("original-size").value_or("(none)"));
-      }
-    } else {
-      if (record.value != original.value)
-        problem(original.kind, where + " (" + original.kind + "): value differs from the input");
-      if (header("truncated").value_or("false") != "false")
-        problem(original.kind, where + " (" + original.kind + "): marked truncated");
-    }
+    checkDeadLetter(record, original, where, input_, problems);
   }
   std::map<std::string, int> rejected_by_kind;
   std::map<std::string, std::set<int32_t>> partitions_by_kind;
@@ -155,10 +196,10 @@ void PoisonKillLoopTest::expectEachRejectedRecordDeadLetteredOnce(bool every_sli
       partitions_by_kind[records[o].kind].insert(p);
       const int count = seen[{p, static_cast<int64_t>(o)}];
       const std::string where = std::to_string(p) + "/" + std::to_string(o);
-      if (count == 0) problem(records[o].kind, where + " (" + records[o].kind + "): missing");
+      if (count == 0) problems.add(records[o].kind, where + " (" + records[o].kind + "): missing");
       if (count > 1)
-        problem(records[o].kind,
-                where + " (" + records[o].kind + "): " + std::to_string(count) + " times");
+        problems.add(records[o].kind,
+                     where + " (" + records[o].kind + "): " + std::to_string(count) + " times");
     }
   }
   for (const auto& [kind, partitions] : partitions_by_kind) {
@@ -168,14 +209,12 @@ void PoisonKillLoopTest::expectEachRejectedRecordDeadLetteredOnce(bool every_sli
   }
   std::ostringstream summary;
   for (const auto& [kind, n] : rejected_by_kind) {
-    summary << " " << kind << " " << n << " (" << problems_by_kind[kind].first << " wrong)";
+    summary << " " << kind << " " << n << " (" << problems.countOf(kind) << " wrong)";
   }
-  std::ostringstream examples;
-  for (const auto& [kind, problems] : problems_by_kind) examples << problems.second;
-  EXPECT_EQ(problem_count, 0) << "dead-letter topic (" << dead.size()
-                              << " records, read_committed) vs the rejected input records:"
-                              << summary.str() << "\n"
-                              << examples.str();
+  EXPECT_EQ(problems.count(), 0) << "dead-letter topic (" << dead.size()
+                                 << " records, read_committed) vs the rejected input records:"
+                                 << summary.str() << "\n"
+                                 << problems.examples();
 }
 
 }  // namespace fraud::testing

@@ -206,62 +206,45 @@ std::pair<int, std::string> PoisonKillLoopTest::kafkaScript(const std::vector<st
   return {status, out};
 }
 
-void PoisonKillLoopTest::runKillLoop(const KillLoopPlan& plan) {
-  const auto started = Clock::now();
-  deadline_ = started + plan.budget;
-  StreamOptions options;
-  options.records = plan.slices * plan.records_per_slice;
-  options.cards = 500;
-  const auto stream = generateStream(options);
-
-  start("a");
-  start("b");
-  bool stalled = false;
-  int kills = 0;
-  int produced_slices = 0;
-  for (int s = 0; s < plan.slices; ++s) {
-    const auto before = kafka_->endOffsets(input_);
-    const auto begin = static_cast<size_t>(s) * static_cast<size_t>(plan.records_per_slice);
-    const auto records =
-        sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), s);
-    const auto half = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
-    produceSlice({records.begin(), half});
-    // The first half is being processed: some partition commits past where it started.
-    const bool progress = waitFor(
-        [&] {
-          const auto committed = kafka_->committedOffsets(group_, input_);
-          for (size_t p = 0; p < before.size() && p < committed.size(); ++p) {
-            if (committed[p] > before[p]) return true;
-          }
-          return false;
-        },
-        seconds(60));
-    if (!progress) {
-      ADD_FAILURE() << "slice " << s << " (after " << kills
-                    << " kills): no input partition committed any of its records within "
-                    << (Clock::now() >= deadline_ ? "the run's budget" : "60 s") << "\n"
-                    << describe();
-      stalled = true;
-      break;
-    }
-    // The second half, then the kills at once: they land while it is being processed.
-    produceSlice({half, records.end()});
-    ++produced_slices;
-    if (s == plan.broker_restart_after_slice) {
-      const auto killed = kafkaScript({"kill-broker", "1"});
-      ASSERT_EQ(killed.first, 0) << killed.second;
-      const auto restarted = kafkaScript({"start-broker", "1"});
-      ASSERT_EQ(restarted.first, 0) << restarted.second;
-      std::printf("slice %d: broker killed and restarted\n", s);
-    }
-    const std::string victim = s % 2 == 0 ? "a" : "b";
-    expectRunning(victim == "a" ? "b" : "a");
-    killAndRestart(victim);
-    ++kills;
-    std::printf("slice %d produced and %s killed at %.1f s\n", s, victim.c_str(),
-                std::chrono::duration<double>(Clock::now() - started).count());
+bool PoisonKillLoopTest::runSlice(const KillLoopPlan& plan, const std::vector<TestRecord>& stream,
+                                  int slice, int kills) {
+  const auto before = kafka_->endOffsets(input_);
+  const auto begin = static_cast<size_t>(slice) * static_cast<size_t>(plan.records_per_slice);
+  const auto records =
+      sliceRecords(stream, begin, begin + static_cast<size_t>(plan.records_per_slice), slice);
+  const auto half = records.begin() + static_cast<std::ptrdiff_t>(records.size() / 2);
+  produceSlice({records.begin(), half});
+  // The first half is being processed: some partition commits past where it started.
+  const bool progress = waitFor(
+      [&] {
+        const auto committed = kafka_->committedOffsets(group_, input_);
+        for (size_t p = 0; p < before.size() && p < committed.size(); ++p) {
+          if (committed[p] > before[p]) return true;
+        }
+        return false;
+      },
+      seconds(60));
+  if (!progress) {
+    ADD_FAILURE() << "slice " << slice << " (after " << kills
+                  << " kills): no input partition committed any of its records within "
+                  << (Clock::now() >= deadline_ ? "the run's budget" : "60 s") << "\n"
+                  << describe();
+    return false;
   }
+  // The second half, then the kills at once: they land while it is being processed.
+  produceSlice({half, records.end()});
+  return true;
+}
 
+void PoisonKillLoopTest::restartBroker(int slice) {
+  const auto killed = kafkaScript({"kill-broker", "1"});
+  ASSERT_EQ(killed.first, 0) << killed.second;
+  const auto restarted = kafkaScript({"start-broker", "1"});
+  ASSERT_EQ(restarted.first, 0) << restarted.second;
+  std::printf("slice %d: broker killed and restarted\n", slice);
+}
+
+void PoisonKillLoopTest::expectCaughtUpAndReady(bool stalled, int kills) {
   // Every partition committed to its end. After a stall, a short grace only: it is known.
   const bool caught_up = waitFor([&] { return caughtUp(); }, seconds(stalled ? 20 : 120));
   if (!caught_up) {
@@ -285,6 +268,39 @@ void PoisonKillLoopTest::runKillLoop(const KillLoopPlan& plan) {
     ADD_FAILURE() << "not both instances answer /readyz with 200 at the end"
                   << (caught_up ? "\n" + describe() : std::string(" (answers above)"));
   }
+}
+
+void PoisonKillLoopTest::runKillLoop(const KillLoopPlan& plan) {
+  const auto started = Clock::now();
+  deadline_ = started + plan.budget;
+  StreamOptions options;
+  options.records = plan.slices * plan.records_per_slice;
+  options.cards = 500;
+  const auto stream = generateStream(options);
+
+  start("a");
+  start("b");
+  bool stalled = false;
+  int kills = 0;
+  int produced_slices = 0;
+  for (int s = 0; s < plan.slices; ++s) {
+    if (!runSlice(plan, stream, s, kills)) {
+      stalled = true;
+      break;
+    }
+    ++produced_slices;
+    if (s == plan.broker_restart_after_slice) {
+      restartBroker(s);
+      if (HasFatalFailure()) return;
+    }
+    const std::string victim = s % 2 == 0 ? "a" : "b";
+    expectRunning(victim == "a" ? "b" : "a");
+    killAndRestart(victim);
+    ++kills;
+    std::printf("slice %d produced and %s killed at %.1f s\n", s, victim.c_str(),
+                std::chrono::duration<double>(Clock::now() - started).count());
+  }
+  expectCaughtUpAndReady(stalled, kills);
 
   expectAlertsEqualReplay();
   expectEachRejectedRecordDeadLetteredOnce(/*every_slice=*/produced_slices == plan.slices);

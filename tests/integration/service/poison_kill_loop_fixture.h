@@ -77,7 +77,16 @@ class PoisonKillLoopTest : public LiveServiceTest {
 
   // Runs scripts/kafka on the test command's broker; returns its exit status and output.
   std::pair<int, std::string> kafkaScript(const std::vector<std::string>& args);
+  // Two instances through `plan`'s slices, one killed after each; then every check below.
   void runKillLoop(const KillLoopPlan& plan);
+  // Produces slice number `slice` of `stream`, its second half once the first is being
+  // committed. False (a failure added) when nothing was committed in time.
+  bool runSlice(const KillLoopPlan& plan, const std::vector<TestRecord>& stream, int slice,
+                int kills);
+  void restartBroker(int slice);
+  // Every partition committed to its end and both instances ready; `stalled`: a slice was not
+  // committed, so the waits are short.
+  void expectCaughtUpAndReady(bool stalled, int kills);
 
   // `replay` of each input partition (null and empty values become blank lines, which replay
   // skips: docs/rule.md §1). Also checks that replay rejects exactly the records this test calls

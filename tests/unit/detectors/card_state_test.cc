@@ -107,33 +107,57 @@ TEST(EventList, AppendAtTheEndMatchesAdd) {
   EXPECT_EQ(added, appended);
 }
 
+// An EventList beside a sorted vector of the same events (the model), changed together.
+class ModelledEventList {
+ public:
+  void add(EventTime t, Country c, const std::string& id) {
+    list_.add(t, c, id);
+    model_.insert(std::upper_bound(model_.begin(), model_.end(), t,
+                                   [](EventTime time, const Event& e) { return time < e.time; }),
+                  Event{t, c, TxId(id)});
+  }
+  void eraseBefore(EventTime horizon) {
+    list_.eraseBefore(horizon);
+    std::erase_if(model_, [&](const Event& e) { return e.time < horizon; });
+  }
+  void eraseFirst(size_t n) {
+    list_.eraseFirst(n);
+    model_.erase(model_.begin(), model_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  // The list holds the model's events, in order.
+  void expectSame(int step) const {
+    ASSERT_EQ(list_.size(), model_.size()) << "step " << step;
+    ASSERT_EQ(contents(list_), model_) << "step " << step;
+    if (!model_.empty()) {
+      ASSERT_EQ(list_.lastTime(), model_.back().time) << "step " << step;
+    }
+  }
+  [[nodiscard]] const std::vector<Event>& model() const { return model_; }
+
+ private:
+  EventList list_;
+  std::vector<Event> model_;
+};
+
 // The packed list against a sorted vector of events, over random adds and erasures.
 TEST(EventList, MatchesAPlainSortedVectorUnderRandomChanges) {
   std::mt19937_64 random(7);
-  EventList list;
-  std::vector<Event> model;
+  ModelledEventList events;
   for (int step = 0; step < 20'000; ++step) {
     const auto choice = random() % 10;
     if (choice < 7) {
       const EventTime t = static_cast<EventTime>(random() % 5000) + step * 10;
       const std::string id(1 + random() % TxId::kMaxSize, static_cast<char>('a' + step % 26));
-      const Country c = Country::of(static_cast<char>('A' + random() % 26),
-                                    static_cast<char>('A' + random() % 26));
-      list.add(t, c, id);
-      model.insert(std::upper_bound(model.begin(), model.end(), t,
-                                    [](EventTime time, const Event& e) { return time < e.time; }),
-                   Event{t, c, TxId(id)});
+      events.add(t,
+                 Country::of(static_cast<char>('A' + random() % 26),
+                             static_cast<char>('A' + random() % 26)),
+                 id);
     } else if (choice < 9) {
-      const EventTime horizon = step * 10 - static_cast<EventTime>(random() % 3000);
-      list.eraseBefore(horizon);
-      std::erase_if(model, [&](const Event& e) { return e.time < horizon; });
-    } else if (!model.empty()) {
-      const size_t n = random() % (model.size() + 1);
-      list.eraseFirst(n);
-      model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n));
+      events.eraseBefore(step * 10 - static_cast<EventTime>(random() % 3000));
+    } else if (!events.model().empty()) {
+      events.eraseFirst(random() % (events.model().size() + 1));
     }
-    ASSERT_EQ(list.size(), model.size()) << "step " << step;
-    ASSERT_EQ(contents(list), model) << "step " << step;
+    ASSERT_NO_FATAL_FAILURE(events.expectSame(step));
   }
 }
 
@@ -171,33 +195,21 @@ TEST(EventList, TimesOutsideTheOffsetRangeRebaseOrAreKeptWhole) {
 // As above, with times spread over many offset ranges, some far out of order.
 TEST(EventList, MatchesAPlainSortedVectorOverWideSpans) {
   std::mt19937_64 random(11);
-  EventList list;
-  std::vector<Event> model;
+  ModelledEventList events;
   for (int step = 0; step < 5'000; ++step) {
     const auto choice = random() % 10;
+    const auto& model = events.model();
     if (choice < 8) {
       const EventTime t = static_cast<EventTime>(random() % (EventTime{1} << 27)) +
                           (random() % 2 == 0 ? 0 : step * (EventTime{1} << 16));
       const std::string id(1 + random() % 12, static_cast<char>('a' + step % 26));
-      const Country c = Country::of('A', static_cast<char>('A' + random() % 26));
-      list.add(t, c, id);
-      model.insert(std::upper_bound(model.begin(), model.end(), t,
-                                    [](EventTime time, const Event& e) { return time < e.time; }),
-                   Event{t, c, TxId(id)});
+      events.add(t, Country::of('A', static_cast<char>('A' + random() % 26)), id);
     } else if (choice < 9 && !model.empty()) {
-      const EventTime horizon = model[random() % model.size()].time;
-      list.eraseBefore(horizon);
-      std::erase_if(model, [&](const Event& e) { return e.time < horizon; });
+      events.eraseBefore(model[random() % model.size()].time);
     } else {
-      const size_t n = random() % (model.size() + 1);
-      list.eraseFirst(n);
-      model.erase(model.begin(), model.begin() + static_cast<std::ptrdiff_t>(n));
+      events.eraseFirst(random() % (model.size() + 1));
     }
-    ASSERT_EQ(list.size(), model.size()) << "step " << step;
-    ASSERT_EQ(contents(list), model) << "step " << step;
-    if (!model.empty()) {
-      ASSERT_EQ(list.lastTime(), model.back().time) << "step " << step;
-    }
+    ASSERT_NO_FATAL_FAILURE(events.expectSame(step));
   }
 }
 

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <string>
 
+#include "service/cli/detector_flags.h"
 #include "tests/support/temp_dir.h"
 
 namespace fraud::service {
@@ -55,6 +59,32 @@ TEST(ServiceConfig, FlagWinsOverEnvironmentVariable) {
   ::unsetenv("FRAUD_GRACE_MS");
   EXPECT_EQ(config.detector.window_ms, 999);
   EXPECT_EQ(config.detector.grace_ms, 55);
+}
+
+// One definition of the rule's flags (service/cli/detector_flags.h): `run` words them as
+// `replay` and fraud-loadgen do, and each keeps its FRAUD_* variable.
+TEST(ServiceConfig, DetectorFlagsAreTheSharedOnesWithTheirVariables) {
+  CLI::App run;
+  ServiceConfig config;
+  addRunFlags(run, config);
+  CLI::App shared;
+  detectors::DetectorOptions options;
+  cli::addDetectorFlags(shared, options);
+  for (const std::string name : {"--window-ms", "--grace-ms", "--threshold", "--max-events"}) {
+    const CLI::Option* option = run.get_option(name);
+    EXPECT_EQ(option->get_description(), shared.get_option(name)->get_description()) << name;
+    std::string env = "FRAUD_" + name.substr(2);
+    std::replace(env.begin(), env.end(), '-', '_');
+    std::transform(env.begin(), env.end(), env.begin(), ::toupper);
+    EXPECT_EQ(option->get_envname(), env) << name;
+  }
+  ::setenv("FRAUD_THRESHOLD", "4", 1);
+  ::setenv("FRAUD_MAX_EVENTS", "77", 1);
+  const auto parsed = parse({"--brokers", "b:1"});
+  ::unsetenv("FRAUD_THRESHOLD");
+  ::unsetenv("FRAUD_MAX_EVENTS");
+  EXPECT_EQ(parsed.detector.threshold, 4u);
+  EXPECT_EQ(parsed.detector.max_events, 77u);
 }
 
 TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {

@@ -276,16 +276,77 @@ TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestor
   EXPECT_EQ(storage_->batches_written, 0u) << "nothing half-written";
 }
 
+// What a reader of a task that is activated again and again saw, for ReadersNeverSeeAHalfResetTask.
+// Activation i brings a store holding i % 4 cards (card-0001 among them from 1 on, its one event
+// at i s), and the checkpoint {offset i, stream time i s} with i records restored.
+class ActivationReader {
+ public:
+  static std::optional<int64_t> streamTimeOf(int64_t i) {
+    return i == 0 ? std::nullopt : std::optional<int64_t>(i * 1'000);
+  }
+
+  ActivationReader(const PartitionTask& task, const detectors::CardRef& card)
+      : task_(task), card_(card) {}
+
+  // Reads the task's status and card once: a restoring task, or one activation whole, never
+  // parts of two or a task without its store.
+  void readOnce() {
+    const TaskStatus status = task_.status(0);
+    if (!status.active) {
+      if (status.restore_progress != 0 || status.stream_time_ms || status.cards != 0 ||
+          status.next_offset != -1) {
+        violation("restoring, yet progress " + std::to_string(status.restore_progress) + ", " +
+                  std::to_string(status.cards) + " cards, offset " +
+                  std::to_string(status.next_offset));
+      }
+      ++restoring_seen;
+    } else {
+      const int64_t i = status.next_offset;
+      if (status.restore_progress != 1 || status.restored_records != static_cast<uint64_t>(i) ||
+          status.stream_time_ms != streamTimeOf(i) ||
+          status.cards != static_cast<uint64_t>(i % 4)) {
+        violation("activation " + std::to_string(i) + " seen with " +
+                  std::to_string(status.restored_records) + " records restored, " +
+                  std::to_string(status.cards) + " cards, stream time " +
+                  std::to_string(status.stream_time_ms.value_or(-1)));
+      }
+      ++active_seen;
+    }
+    const HeldCard held = task_.lookup(card_);
+    if (held.outcome == HeldCard::Outcome::kFound) {
+      if (!held.state || held.state->events.size() != 1 || !held.stream_time_ms ||
+          held.state->events.back().time != *held.stream_time_ms) {
+        violation("a card of one activation with the stream time of another");
+      }
+      ++found_seen;
+    } else if (held.state || held.stream_time_ms) {
+      violation("a card not found, with state");
+    }
+    if (task_.cardCount() > 3) violation("more cards than any activation holds");
+  }
+  // Whether it has met each kind of moment often.
+  [[nodiscard]] bool sawEnough() const {
+    return restoring_seen.load() >= 50 && active_seen.load() >= 50 && found_seen.load() >= 50;
+  }
+
+  std::atomic<uint64_t> restoring_seen{0};
+  std::atomic<uint64_t> active_seen{0};
+  std::atomic<uint64_t> found_seen{0};
+  std::vector<std::string> violations;  // the reader thread's; read after it joined
+
+ private:
+  void violation(const std::string& what) {
+    if (violations.size() < 10) violations.push_back(what);
+  }
+
+  const PartitionTask& task_;
+  detectors::CardRef card_;
+};
+
 // The API reads status and cards while the ingest thread restarts and re-activates the task
-// (an abort's rewind to a restore). Activation i brings a store of its own holding i % 4 cards
-// (card-0001 among them from 1 on, its one event at i s), and the checkpoint {offset i, stream
-// time i s} with i records restored: a reader must see a restoring task, or one activation
-// whole, never parts of two or a task without its store.
+// (an abort's rewind to a restore).
 TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   const auto card = harness_.hasher.hash("card-0001");
-  auto streamTimeOf = [](int64_t i) {
-    return i == 0 ? std::nullopt : std::optional<int64_t>(i * 1'000);
-  };
   auto storageOf = [&](int64_t i) {
     auto storage = std::make_unique<state::MemoryCardSource>();
     for (int64_t c = 0; c < i % 4; ++c) {
@@ -296,72 +357,31 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
     return storage;
   };
 
+  ActivationReader seen(task_, card);
   std::atomic<bool> done{false};
-  std::atomic<uint64_t> restoring_seen{0};
-  std::atomic<uint64_t> active_seen{0};
-  std::atomic<uint64_t> found_seen{0};
-  std::vector<std::string> violations;  // the reader's; read after it joined
   std::thread reader([&] {
-    auto violation = [&](const std::string& what) {
-      if (violations.size() < 10) violations.push_back(what);
-    };
-    while (!done.load()) {
-      const TaskStatus status = task_.status(0);
-      if (!status.active) {
-        if (status.restore_progress != 0 || status.stream_time_ms || status.cards != 0 ||
-            status.next_offset != -1) {
-          violation("restoring, yet progress " + std::to_string(status.restore_progress) + ", " +
-                    std::to_string(status.cards) + " cards, offset " +
-                    std::to_string(status.next_offset));
-        }
-        ++restoring_seen;
-      } else {
-        const int64_t i = status.next_offset;
-        if (status.restore_progress != 1 || status.restored_records != static_cast<uint64_t>(i) ||
-            status.stream_time_ms != streamTimeOf(i) ||
-            status.cards != static_cast<uint64_t>(i % 4)) {
-          violation("activation " + std::to_string(i) + " seen with " +
-                    std::to_string(status.restored_records) + " records restored, " +
-                    std::to_string(status.cards) + " cards, stream time " +
-                    std::to_string(status.stream_time_ms.value_or(-1)));
-        }
-        ++active_seen;
-      }
-      const HeldCard held = task_.lookup(card);
-      if (held.outcome == HeldCard::Outcome::kFound) {
-        if (!held.state || held.state->events.size() != 1 || !held.stream_time_ms ||
-            held.state->events.back().time != *held.stream_time_ms) {
-          violation("a card of one activation with the stream time of another");
-        }
-        ++found_seen;
-      } else if (held.state || held.stream_time_ms) {
-        violation("a card not found, with state");
-      }
-      if (task_.cardCount() > 3) violation("more cards than any activation holds");
-    }
+    while (!done.load()) seen.readOnce();
   });
-
   // Until the reader has met each kind of moment often, at least 1000 activations.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int64_t i = 0;
   bool activated = true;
   while (activated && std::chrono::steady_clock::now() < deadline &&
-         (i < 1'000 || restoring_seen.load() < 50 || active_seen.load() < 50 ||
-          found_seen.load() < 50)) {
+         (i < 1'000 || !seen.sawEnough())) {
     ++i;
     task_.restart(static_cast<uint64_t>(i) + 1);
-    activated =
-        task_.activate(liveStore(storageOf(i)), state::PartitionCheckpoint{i, streamTimeOf(i), 0},
-                       static_cast<uint64_t>(i));
+    activated = task_.activate(liveStore(storageOf(i)),
+                               state::PartitionCheckpoint{i, ActivationReader::streamTimeOf(i), 0},
+                               static_cast<uint64_t>(i));
   }
   done.store(true);
   reader.join();
   EXPECT_TRUE(activated) << "activation " << i;
   EXPECT_TRUE(task_.active());
-  EXPECT_THAT(violations, ::testing::IsEmpty());
-  EXPECT_GE(restoring_seen.load(), 50u) << "the reader never met a restoring task";
-  EXPECT_GE(active_seen.load(), 50u);
-  EXPECT_GE(found_seen.load(), 50u);
+  EXPECT_THAT(seen.violations, ::testing::IsEmpty());
+  EXPECT_GE(seen.restoring_seen.load(), 50u) << "the reader never met a restoring task";
+  EXPECT_GE(seen.active_seen.load(), 50u);
+  EXPECT_GE(seen.found_seen.load(), 50u);
 }
 
 }  // namespace
