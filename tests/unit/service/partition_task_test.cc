@@ -17,6 +17,7 @@
 #include "state/live_card_store.h"
 #include "tests/support/memory_card_source.h"
 #include "tests/support/service_fakes.h"
+#include "tests/unit/service/partition_task_fixture.h"
 
 namespace fraud::service {
 namespace {
@@ -24,40 +25,6 @@ namespace {
 using testing::RecordingCollector;
 using testing::TaskHarness;
 using testing::txJson;
-
-constexpr int32_t kPartition = 3;
-
-class PartitionTaskTest : public ::testing::Test {
- protected:
-  explicit PartitionTaskTest(size_t max_dead_letter_bytes = 1'000'000)
-      : harness_(max_dead_letter_bytes), task_(kPartition, harness_.context, 1) {
-    budget_.limit = int64_t{16} << 20;
-    EXPECT_TRUE(task_.activate(liveStore(), state::PartitionCheckpoint{}, 0));
-  }
-
-  // A live store over `storage` (fresh: an empty partition), which storage_ then points to.
-  std::unique_ptr<state::LiveCardStore> liveStore(std::unique_ptr<state::MemoryCardSource> storage =
-                                                      std::make_unique<state::MemoryCardSource>()) {
-    storage_ = storage.get();
-    return std::make_unique<state::LiveCardStore>(std::move(storage), budget_, kPartition);
-  }
-
-  PartitionTask::Processed feed(int64_t offset, std::optional<std::string_view> value,
-                                std::string_view key = "card-0001",
-                                std::optional<int64_t> timestamp = std::nullopt) {
-    InputRecord record;
-    record.offset = offset;
-    record.key = key;
-    record.value = value;
-    record.timestamp_ms = timestamp;
-    return task_.process(record);
-  }
-
-  state::CacheBudget budget_;                   // outlives the task's store
-  state::MemoryCardSource* storage_ = nullptr;  // the task's store's storage ("disk")
-  TaskHarness harness_;
-  PartitionTask task_;
-};
 
 // --alert-delivery immediate: alerts go to their own collector at once; dead letters and the
 // changelog stay in the transaction's.
@@ -266,11 +233,11 @@ TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestor
   EXPECT_EQ(storage_->batches_written, 0u) << "nothing half-written";
 }
 
-// The API reads status and cards while the ingest thread restarts and re-activates the task
-// (an abort's rewind to a restore). Activation i brings a store of its own holding i % 4 cards
-// (card-0001 among them from 1 on, its one event at i s), and the checkpoint {offset i, stream
-// time i s} with i records restored: a reader must see a restoring task, or one activation
-// whole, never parts of two or a task without its store.
+// The API reads status and cards (blocking and inline) while the ingest thread restarts and
+// re-activates the task (an abort's rewind to a restore). Activation i brings a store of its own
+// holding i % 4 cards (card-0001 among them from 1 on, its one event at i s), and the checkpoint
+// {offset i, stream time i s} with i records restored: a reader must see a restoring task, or
+// one activation whole, never parts of two or a task without its store.
 TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   const auto card = harness_.hasher.hash("card-0001");
   auto streamTimeOf = [](int64_t i) {
@@ -290,8 +257,10 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   std::atomic<uint64_t> restoring_seen{0};
   std::atomic<uint64_t> active_seen{0};
   std::atomic<uint64_t> found_seen{0};
+  std::atomic<uint64_t> inline_seen{0};
   std::vector<std::string> violations;  // the reader's; read after it joined
   std::thread reader([&] {
+    state::CardStateCopy copy;
     auto violation = [&](const std::string& what) {
       if (violations.size() < 10) violations.push_back(what);
     };
@@ -327,6 +296,14 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
       } else if (held.state || held.stream_time_ms) {
         violation("a card not found, with state");
       }
+      if (const auto cached = task_.tryLookupCached(card, copy)) {
+        if (cached->outcome == HeldCard::Outcome::kFound &&
+            (!cached->state || cached->state->events.size() != 1 || !cached->stream_time_ms ||
+             cached->state->events.back().time != *cached->stream_time_ms)) {
+          violation("inline: a card of one activation with the stream time of another");
+        }
+        ++inline_seen;
+      }
       if (task_.cardCount() > 3) violation("more cards than any activation holds");
     }
   });
@@ -352,6 +329,7 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   EXPECT_GE(restoring_seen.load(), 50u) << "the reader never met a restoring task";
   EXPECT_GE(active_seen.load(), 50u);
   EXPECT_GE(found_seen.load(), 50u);
+  EXPECT_GT(inline_seen.load(), 0u) << "tryLookupCached() never answered";
 }
 
 }  // namespace
