@@ -57,6 +57,15 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry)
                            .Register(registry);
   view_timeouts_ = &view_answers.Add({{"reason", "timeout"}});
   view_busy_ = &view_answers.Add({{"reason", "busy"}});
+  auto& answered = prometheus::BuildCounter()
+                       .Name("fraud_http_view_answers_total")
+                       .Help(
+                           "Answers to requests that read the service view (/readyz, /v1/*), by "
+                           "where they were computed: inline on the I/O thread (a card lookup "
+                           "answered from the state's memory, or refused before any view read) "
+                           "or on the view pool")
+                       .Register(registry);
+  view_answers_ = {&answered.Add({{"path", "inline"}}), &answered.Add({{"path", "pool"}})};
   auto& reloads = prometheus::BuildCounter()
                       .Name("fraud_http_reloads_total")
                       .Help(
@@ -82,6 +91,9 @@ void HttpMetrics::connectionRejected() const { rejected_connections_->Increment(
 void HttpMetrics::clientConnectionRejected() const { rejected_client_connections_->Increment(); }
 void HttpMetrics::viewTimedOut() const { view_timeouts_->Increment(); }
 void HttpMetrics::viewBusy() const { view_busy_->Increment(); }
+void HttpMetrics::viewAnswered(ViewPath path) const {
+  view_answers_[path == ViewPath::kInline ? 0 : 1]->Increment();
+}
 void HttpMetrics::reloaded(std::string_view file, bool ok) const {
   reloads_[(file == "tls" ? 2 : 0) + (ok ? 0 : 1)]->Increment();
 }

@@ -32,6 +32,10 @@ inline constexpr std::array<std::string_view, 11> kRoutes = {
     kRouteCardLookup,   kRouteCardByRef, kRoutePartitions, kRouteLateness,
     kRouteRecentAlerts, kRouteConsole,   kRouteUnmatched};
 
+// Where an answer that reads the service view was computed: on the I/O thread that read the
+// request (Router::tryHandleInline), or on the listener's view pool.
+enum class ViewPath { kInline, kPool };
+
 // The API's own metric families, registered in the service's registry. Thread-safe.
 class HttpMetrics {
  public:
@@ -47,6 +51,8 @@ class HttpMetrics {
   // An answer that read the view and overran view_timeout_ms, or found the view queue full.
   void viewTimedOut() const;
   void viewBusy() const;
+  // An answer that reads the view, sent (fraud_http_view_answers_total{path}).
+  void viewAnswered(ViewPath path) const;
   // A token or TLS file reload: `file` is "token" or "tls".
   void reloaded(std::string_view file, bool ok) const;
 
@@ -58,7 +64,8 @@ class HttpMetrics {
   prometheus::Counter* rejected_client_connections_;
   prometheus::Counter* view_timeouts_;
   prometheus::Counter* view_busy_;
-  std::array<prometheus::Counter*, 4> reloads_{};  // token ok, token error, tls ok, tls error
+  std::array<prometheus::Counter*, 2> view_answers_{};  // by ViewPath
+  std::array<prometheus::Counter*, 4> reloads_{};       // token ok, token error, tls ok, tls error
 };
 
 }  // namespace fraud::api

@@ -81,8 +81,10 @@ class ReadDeadline {
 };
 
 // The answer a request gets on the I/O thread: the probe port's 404 for a path it does not serve,
-// an answer that reads no view, or 503 busy when the view pool is full. Nothing when the answer
-// reads the view: a place on the view pool was taken (ConnectionHub::beginViewCall).
+// an answer that reads no view, a card lookup the view answers without waiting or reading disk
+// (Router::tryHandleInline: a card in the state's memory cache, kNotHeld, kRestoring, or a
+// refusal), or 503 busy when the view pool is full. Nothing when the answer must wait on the
+// view: a place on the view pool was taken (ConnectionHub::beginViewCall).
 inline std::optional<HttpResponse> immediateAnswer(ConnectionHub& hub, const HttpRequest& request) {
   if (hub.probesOnly()) {
     const std::string_view route = Router::routeOf(request.target);
@@ -92,6 +94,7 @@ inline std::optional<HttpResponse> immediateAnswer(ConnectionHub& hub, const Htt
     }
   }
   if (!Router::readsView(request.target)) return hub.router().handle(request);
+  if (auto answer = hub.router().tryHandleInline(request)) return answer;
   if (!hub.beginViewCall()) {
     hub.router().metrics().viewBusy();
     HttpResponse busy = hub.router().reject(request.target, 503, "busy",
@@ -289,6 +292,7 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
         // Closed meanwhile, or answered 503 at the deadline (that answer was counted).
         if (self->phase_ != Phase::kAnswering || call != self->answer_generation_) return;
         self->hub_.router().count(response, seconds);
+        self->hub_.router().metrics().viewAnswered(ViewPath::kPool);
         self->answer_deadline_.cancel();
         self->write(std::move(response), method, version, keep_alive && !self->hub_.stopping());
       });

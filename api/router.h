@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ class logger;
 namespace fraud::api {
 
 class BearerAuth;
+class CardLookups;
 class LookupAudit;
 
 // One HTTP request as the router sees it: plain values, no Boost types, so the router can be
@@ -44,8 +46,8 @@ struct HttpResponse {
 };
 
 // Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics and the
-// token: handle() and replaceToken() are thread-safe; handle() never throws (a throwing view
-// gives a 500).
+// token: handle(), tryHandleInline() and replaceToken() are thread-safe; neither handler throws
+// (a throwing view gives a 500).
 //
 // Privacy (docs/rule.md §5): the clear card is read from a lookup body only to compute its card_ref
 // and partition; no answer, log line or metric label carries it, nor any raw path.
@@ -63,6 +65,12 @@ class Router {
   // with count() once it is sent (an answer dropped for a 503 at its deadline is not).
   [[nodiscard]] HttpResponse handleUncounted(const HttpRequest& request, double& seconds) const;
   void count(const HttpResponse& response, double seconds) const;
+  // handle()'s answer, counted the same way (and in fraud_http_view_answers_total{path="inline"}),
+  // when it can be given without waiting on the view: a card lookup the view answers from memory
+  // (ServiceView::tryLookupCached), or a refusal that needs no view (token, method, body). Same
+  // token check, audit line and metrics as handle(). Nothing, with no side effect, when the
+  // answer must wait on the view: then handleUncounted() off the I/O thread. For an I/O thread.
+  [[nodiscard]] std::optional<HttpResponse> tryHandleInline(const HttpRequest& request) const;
   // An answer the server gives without routing (timeout, size limit, malformed HTTP): a JSON
   // error counted under the route `target` matches (`target` may be empty).
   [[nodiscard]] HttpResponse reject(std::string_view target, int status, std::string_view code,
@@ -81,15 +89,20 @@ class Router {
   [[nodiscard]] static bool readsView(std::string_view target);
 
  private:
+  // route(), or inlineRoute() when `inline_only`, with a thrown exception answered 500.
+  [[nodiscard]] std::optional<HttpResponse> guarded(const HttpRequest& request,
+                                                    bool inline_only) const;
   [[nodiscard]] HttpResponse route(const HttpRequest& request) const;
+  [[nodiscard]] std::optional<HttpResponse> inlineRoute(const HttpRequest& request) const;
+  // The /v1/* token check, with the audit line of a refused card lookup.
+  [[nodiscard]] std::optional<HttpResponse> authorize(const HttpRequest& request,
+                                                      std::string_view matched) const;
+  // What every answer gets: its route template, Cache-Control; `seconds` since `start`.
+  void finish(const HttpRequest& request, HttpResponse& response,
+              std::chrono::steady_clock::time_point start, double& seconds) const;
   [[nodiscard]] HttpResponse openRoute(const HttpRequest& request, std::string_view matched) const;
   [[nodiscard]] HttpResponse viewRoute(const HttpRequest& request, std::string_view matched) const;
   [[nodiscard]] HttpResponse metricsText() const;
-  [[nodiscard]] HttpResponse cardLookup(const HttpRequest& request) const;
-  [[nodiscard]] HttpResponse cardByRef(const HttpRequest& request, std::string_view ref) const;
-  // `manual`: the client asked for no redirect (X-Fraud-Redirect: manual): 421 with the
-  // location instead of a 307.
-  [[nodiscard]] HttpResponse notHeld(int32_t partition, bool manual) const;
 
   ApiOptions options_;
   const ServiceView& view_;
@@ -97,6 +110,7 @@ class Router {
   HttpMetrics metrics_;
   std::unique_ptr<BearerAuth> auth_;
   std::unique_ptr<LookupAudit> audit_;
+  std::unique_ptr<CardLookups> cards_;
   std::shared_ptr<spdlog::logger> log_;
 };
 

@@ -137,6 +137,26 @@ class ServiceView {
   [[nodiscard]] virtual CardLookup lookupHeld(const detectors::CardRef& card_ref) const = 0;
   // The instance id of the group member that owns `partition`, when known.
   [[nodiscard]] virtual std::optional<std::string> ownerOf(int32_t partition) const = 0;
+  // status().instance_id, without computing the rest of the status.
+  [[nodiscard]] virtual std::string instanceId() const { return status().instance_id; }
+
+  // For answering on an HTTP I/O thread: lookup() and lookupHeld()'s answer when it can be
+  // given at once, without waiting for a lock another thread holds and without reading disk
+  // (the card, or its absence, is in the state's memory cache; or kNotHeld, kRestoring, which
+  // need no state). Nothing otherwise: then call lookup() or lookupHeld() (off the I/O thread).
+  // The defaults always decline. A view that answers kNotHeld here must answer ownerOf() and
+  // instanceId() without waiting too: the router reads them for that answer on the I/O thread.
+  [[nodiscard]] virtual std::optional<CardLookup> tryLookupCached(
+      int32_t partition, const detectors::CardRef& card_ref) const {
+    (void)partition;
+    (void)card_ref;
+    return std::nullopt;
+  }
+  [[nodiscard]] virtual std::optional<CardLookup> tryLookupHeldCached(
+      const detectors::CardRef& card_ref) const {
+    (void)card_ref;
+    return std::nullopt;
+  }
   // The lateness of every partition measured here, merged (the default measures nothing).
   [[nodiscard]] virtual LatenessReport latenessMerged() const { return {}; }
   // The last `limit` alerts detected here, newest first (the default keeps none).

@@ -229,16 +229,64 @@ TaskStatus PartitionTask::status(double now_s) const {
 }
 
 HeldCard PartitionTask::lookup(const detectors::CardRef& card_ref) const {
-  std::lock_guard lock(mu_);
-  if (!active_.load()) return {HeldCard::Outcome::kRestoring, std::nullopt, std::nullopt};
-  try {
-    const detectors::CardState* state = store_->find(card_ref);
-    if (state == nullptr) return {HeldCard::Outcome::kNotFound, std::nullopt, std::nullopt};
-    return {HeldCard::Outcome::kFound, *state, detector_->streamTime()};
-  } catch (const detectors::CardStoreError&) {
-    // Unreadable local state: the ingest thread rebuilds the partition when it meets it.
-    return {HeldCard::Outcome::kRestoring, std::nullopt, std::nullopt};
+  state::CardStateCopy copy;  // allocated here, not under the lock
+  for (;;) {
+    Peek peek;
+    {
+      std::lock_guard lock(mu_);
+      peek = peekLocked(card_ref, copy, /*read_through=*/true);
+    }
+    if (peek.kind != Peek::Kind::kTooLarge) return heldCard(peek, copy);
+    copy.reserve(copy.needed());  // and again: the card may have changed meanwhile
   }
+}
+
+std::optional<HeldCard> PartitionTask::tryLookupCached(const detectors::CardRef& card_ref,
+                                                       state::CardStateCopy& copy) const {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  const Peek peek = peekLocked(card_ref, copy, /*read_through=*/false);
+  lock.unlock();
+  if (peek.kind == Peek::Kind::kNotCached || peek.kind == Peek::Kind::kTooLarge) {
+    return std::nullopt;
+  }
+  return heldCard(peek, copy);
+}
+
+PartitionTask::Peek PartitionTask::peekLocked(const detectors::CardRef& card_ref,
+                                              state::CardStateCopy& copy, bool read_through) const {
+  if (!active_.load()) return {Peek::Kind::kRestoring, std::nullopt};
+  const detectors::CardState* state = nullptr;
+  if (read_through) {
+    try {
+      state = store_->find(card_ref);
+    } catch (const detectors::CardStoreError&) {
+      // Unreadable local state: the ingest thread rebuilds the partition when it meets it.
+      return {Peek::Kind::kRestoring, std::nullopt};
+    }
+  } else {
+    const state::CardCache::Cached cached = store_->findCached(card_ref);  // never reads disk
+    if (cached.kind == state::CardCache::Cached::Kind::kUnknown) {
+      return {Peek::Kind::kNotCached, std::nullopt};
+    }
+    state = cached.state;
+  }
+  if (state == nullptr) return {Peek::Kind::kNotFound, std::nullopt};
+  if (!copy.capture(*state)) return {Peek::Kind::kTooLarge, std::nullopt};
+  return {Peek::Kind::kFound, detector_->streamTime()};
+}
+
+HeldCard PartitionTask::heldCard(const Peek& peek, const state::CardStateCopy& copy) {
+  if (peek.kind == Peek::Kind::kNotFound) {
+    return {HeldCard::Outcome::kNotFound, std::nullopt, std::nullopt};
+  }
+  if (peek.kind == Peek::Kind::kFound) {
+    if (auto state = copy.state()) {
+      return {HeldCard::Outcome::kFound, std::move(*state), peek.stream_time_ms};
+    }
+  }
+  // Restoring, or a state the codec cannot read back (the store could not hold it either).
+  return {HeldCard::Outcome::kRestoring, std::nullopt, std::nullopt};
 }
 
 uint64_t PartitionTask::cardCount() const {

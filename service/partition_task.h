@@ -21,6 +21,7 @@
 #include "service/recent_alerts.h"
 #include "service/record_collector.h"
 #include "service/transaction_sink.h"
+#include "state/card_state_copy.h"
 #include "state/live_card_store.h"
 #include "state/partition_checkpoint.h"
 
@@ -78,9 +79,11 @@ struct HeldCard {
 // Phases: restoring (no store: its state is being brought up from the changelog; `ticket`
 // names that restore) and active (consuming). A task starts restoring.
 //
-// Thread-safety: the ingest thread calls everything; status(), lookup(), the progress and
-// watermark setters may be called from any thread. The ingest thread takes the task's lock
-// whenever it changes what those readers see, so a reader never meets a half-reset task.
+// Thread-safety: the ingest thread calls everything; status(), lookup(), tryLookupCached(), the
+// progress and watermark setters may be called from any thread. The ingest thread takes the
+// task's lock whenever it changes what those readers see, so a reader never meets a half-reset
+// task. The lookups copy the card under that lock into a state::CardStateCopy (no allocation)
+// and build the answer's CardState after releasing it.
 class PartitionTask {
  public:
   enum class Processed { kDone, kSkipped, kStoreFailed };
@@ -139,13 +142,33 @@ class PartitionTask {
 
   // Any thread. `now_s`: the wall clock, in seconds, for event_time_lag_seconds.
   [[nodiscard]] TaskStatus status(double now_s) const;
+  // The card as held, read through to the store below on a cache miss (RocksDB I/O, under the
+  // task's lock): waits for the lock.
   [[nodiscard]] HeldCard lookup(const detectors::CardRef& card_ref) const;
+  // The same answer when it needs neither a wait nor the store below: the lock is free
+  // (try_lock: the ingest thread or a lookup() may hold it across a RocksDB read), and the
+  // task is restoring, or the card's state (or its absence) is in the store's cache and its
+  // encoding fits `copy`. Nothing otherwise: ask lookup(). For an HTTP I/O thread.
+  [[nodiscard]] std::optional<HeldCard> tryLookupCached(const detectors::CardRef& card_ref,
+                                                        state::CardStateCopy& copy) const;
   [[nodiscard]] uint64_t cardCount() const;
   void setRestoreProgress(double progress) { restore_progress_.store(progress); }
   void setHighWatermark(int64_t offset) { high_watermark_.store(offset); }
 
  private:
   void reject(const InputRecord& record, detectors::RejectReason reason);
+
+  // What a lookup reads under the lock: with kFound, the stream time (the state is in the copy).
+  struct Peek {
+    enum class Kind { kFound, kNotFound, kRestoring, kNotCached, kTooLarge };
+    Kind kind = Kind::kNotFound;
+    std::optional<int64_t> stream_time_ms;
+  };
+  // Under mu_. Allocates nothing but what a read through the cache (`read_through`) allocates.
+  [[nodiscard]] Peek peekLocked(const detectors::CardRef& card_ref, state::CardStateCopy& copy,
+                                bool read_through) const;
+  // After the lock: the answer for a peek of kFound, kNotFound or kRestoring.
+  [[nodiscard]] static HeldCard heldCard(const Peek& peek, const state::CardStateCopy& copy);
 
   const int32_t partition_;
   const TaskContext& context_;

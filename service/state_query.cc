@@ -5,6 +5,7 @@
 
 #include "service/kafka/wall_clock.h"
 #include "service/partition_task.h"
+#include "state/card_state_copy.h"
 
 namespace fraud::service {
 namespace {
@@ -128,6 +129,47 @@ api::CardLookup StateQuery::lookupHeld(const detectors::CardRef& card_ref) const
     return {restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
             std::nullopt};
   });
+}
+
+std::optional<api::CardLookup> StateQuery::tryLookupCached(
+    int32_t partition, const detectors::CardRef& card_ref) const {
+  const TaskManager* tasks = tasks_.load();
+  if (tasks == nullptr) return api::CardLookup{api::CardLookupOutcome::kNotHeld, std::nullopt};
+  state::CardStateCopy copy;  // allocated before any lock
+  return tasks->tryWithTasks([&](const auto& map) -> std::optional<api::CardLookup> {
+    const auto it = map.find(partition);
+    if (it == map.end()) return api::CardLookup{api::CardLookupOutcome::kNotHeld, std::nullopt};
+    std::optional<HeldCard> held = it->second->tryLookupCached(card_ref, copy);
+    if (!held) return std::nullopt;
+    return cardLookup(partition, card_ref, *std::move(held));
+  });
+}
+
+std::optional<api::CardLookup> StateQuery::tryLookupHeldCached(
+    const detectors::CardRef& card_ref) const {
+  const TaskManager* tasks = tasks_.load();
+  if (tasks == nullptr) return api::CardLookup{api::CardLookupOutcome::kNotFound, std::nullopt};
+  state::CardStateCopy copy;  // allocated before any lock
+  return tasks->tryWithTasks([&](const auto& map) -> std::optional<api::CardLookup> {
+    // lookupHeld()'s answer: the first partition, in its order, that has the card.
+    bool restoring = false;
+    for (const auto& [p, task] : map) {
+      std::optional<HeldCard> held = task->tryLookupCached(card_ref, copy);
+      if (!held) return std::nullopt;  // this partition cannot tell at once
+      if (held->outcome == HeldCard::Outcome::kFound) {
+        return cardLookup(p, card_ref, *std::move(held));
+      }
+      restoring = restoring || held->outcome == HeldCard::Outcome::kRestoring;
+    }
+    return api::CardLookup{
+        restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
+        std::nullopt};
+  });
+}
+
+std::string StateQuery::instanceId() const {
+  // As status() reports it: empty until attached.
+  return tasks_.load() == nullptr ? std::string() : config_.instance_id;
 }
 
 std::optional<std::string> StateQuery::ownerOf(int32_t partition) const {

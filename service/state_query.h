@@ -45,6 +45,13 @@ class StateQuery final : public api::ServiceView {
                                        const detectors::CardRef& card_ref) const override;
   [[nodiscard]] api::CardLookup lookupHeld(const detectors::CardRef& card_ref) const override;
   [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const override;
+  [[nodiscard]] std::string instanceId() const override;
+  // Never wait and never read disk (try_lock on the task map and each task; the card store's
+  // cache only, PartitionTask::tryLookupCached), so an HTTP I/O thread may call them.
+  [[nodiscard]] std::optional<api::CardLookup> tryLookupCached(
+      int32_t partition, const detectors::CardRef& card_ref) const override;
+  [[nodiscard]] std::optional<api::CardLookup> tryLookupHeldCached(
+      const detectors::CardRef& card_ref) const override;
   [[nodiscard]] api::LatenessReport latenessMerged() const override;
   [[nodiscard]] std::vector<api::RecentAlert> recentAlerts(size_t limit) const override;
 

@@ -3,8 +3,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -98,6 +100,16 @@ class TaskManager {
   template <typename Visit>
   auto withTasks(Visit&& visit) const {
     std::shared_lock lock(mu_);
+    return visit(tasks_);
+  }
+  // The same without waiting, for a `visit` that returns a std::optional: nothing when the
+  // map is being changed (its unique lock is held, e.g. while a revoked task's store finishes
+  // its writes to disk).
+  template <typename Visit>
+  auto tryWithTasks(Visit&& visit) const {
+    using Result = std::invoke_result_t<Visit&, const decltype(tasks_)&>;
+    std::shared_lock lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return Result{};
     return visit(tasks_);
   }
 

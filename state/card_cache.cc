@@ -99,6 +99,16 @@ const CardState* CardCache::find(const CardRef& card_ref) {
   return entry == nullptr || entry->erased ? nullptr : &entry->state;
 }
 
+CardCache::Cached CardCache::findCached(const CardRef& card_ref) {
+  Entry* entry = cache_.find(card_ref);
+  if (entry == nullptr) {
+    return {complete_ ? Cached::Kind::kAbsent : Cached::Kind::kUnknown, nullptr};
+  }
+  entry->referenced = true;
+  if (entry->erased) return {Cached::Kind::kAbsent, nullptr};
+  return {Cached::Kind::kHeld, &entry->state};
+}
+
 CardState& CardCache::modify(const CardRef& card_ref) {
   Entry* entry = load(card_ref);
   if (entry == nullptr) {

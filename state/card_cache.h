@@ -63,6 +63,17 @@ class CardCache : public detectors::CardStore {
   // The cache holds every card of the partition.
   [[nodiscard]] bool complete() const { return complete_; }
 
+  // What the cache alone tells of a card: never a read below (so never disk I/O), never an
+  // allocation. kHeld: its state (valid until the next change of the cache). kAbsent: it has
+  // none (erased, or missing from a complete cache). kUnknown: only the store below can tell
+  // (then find() reads it through). Like find(), marks a held entry used (CLOCK).
+  struct Cached {
+    enum class Kind { kHeld, kAbsent, kUnknown };
+    Kind kind = Kind::kUnknown;
+    const detectors::CardState* state = nullptr;  // with kHeld
+  };
+  [[nodiscard]] Cached findCached(const detectors::CardRef& card_ref);
+
  protected:
   // The commit side, for the store that layers the change log under the cache (and tests).
 

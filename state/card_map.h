@@ -26,10 +26,14 @@ class CardMap {
   CardMap() : index_(kInitialCapacity, 0) {}
 
   [[nodiscard]] V* find(const detectors::CardRef& key) {
+    return const_cast<V*>(std::as_const(*this).find(key));
+  }
+  // Reads only: allocates nothing, moves nothing.
+  [[nodiscard]] const V* find(const detectors::CardRef& key) const {
     const uint32_t hash = hashOf(key);
     for (size_t i = hash & mask(); index_[i] != 0; i = next(i)) {
       if (hashOfSlot(index_[i]) != hash) continue;
-      Entry& entry = entryAt(positionOfSlot(index_[i]));
+      const Entry& entry = entryAt(positionOfSlot(index_[i]));
       if (equal(entry.key, key)) return &entry.value;
     }
     return nullptr;

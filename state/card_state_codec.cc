@@ -1,6 +1,7 @@
 #include "state/card_state_codec.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace fraud::state {
 namespace {
@@ -10,7 +11,40 @@ using detectors::Country;
 using detectors::EventTime;
 using detectors::Incident;
 
-void putVarint(std::string& out, uint64_t v) {
+// Where an encoding goes: a string it grows, or a buffer it must fit (BoundedOut).
+class StringOut {
+ public:
+  explicit StringOut(std::string& out) : out_(out) {}
+  void push_back(char c) { out_.push_back(c); }
+  void append(const char* bytes, size_t n) { out_.append(bytes, n); }
+
+ private:
+  std::string& out_;
+};
+
+// Writes while the bytes fit `buffer` and counts them all: never allocates.
+class BoundedOut {
+ public:
+  explicit BoundedOut(std::span<char> buffer) : buffer_(buffer) {}
+  void push_back(char c) {
+    if (size_ < buffer_.size()) buffer_[size_] = c;
+    ++size_;
+  }
+  void append(const char* bytes, size_t n) {
+    if (n <= buffer_.size() && size_ <= buffer_.size() - n) {
+      std::memcpy(buffer_.data() + size_, bytes, n);
+    }
+    size_ += n;
+  }
+  [[nodiscard]] size_t size() const { return size_; }
+
+ private:
+  std::span<char> buffer_;
+  size_t size_ = 0;
+};
+
+template <typename Out>
+void putVarint(Out& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<char>(v | 0x80));
     v >>= 7;
@@ -18,7 +52,35 @@ void putVarint(std::string& out, uint64_t v) {
   out.push_back(static_cast<char>(v));
 }
 
-void putCountry(std::string& out, const Country& c) { out.append(c.code, 2); }
+template <typename Out>
+void putCountry(Out& out, const Country& c) {
+  out.append(c.code, 2);
+}
+
+template <typename Out>
+void encodeTo(const CardState& state, Out& out) {
+  out.push_back(static_cast<char>(kCardStateFormat));
+  putVarint(out, state.events.size());
+  EventTime previous = 0;
+  for (auto e = state.events.cursor(); !e.done(); e.next()) {
+    putVarint(out, static_cast<uint64_t>(e.time() - previous));  // events are sorted by time
+    previous = e.time();
+    putCountry(out, e.country());
+    putVarint(out, e.txId().size());
+    out.append(e.txId().data(), e.txId().size());
+  }
+  if (!state.incident) {
+    out.push_back('\0');
+    return;
+  }
+  const Incident& incident = *state.incident;
+  out.push_back('\1');
+  putVarint(out, static_cast<uint64_t>(incident.start));
+  putVarint(out, static_cast<uint64_t>(incident.end - incident.start));
+  putVarint(out, incident.revision);
+  putVarint(out, incident.countries.size());
+  for (const Country& c : incident.countries) putCountry(out, c);
+}
 
 class Reader {
  public:
@@ -75,27 +137,14 @@ class Reader {
 }  // namespace
 
 void encodeCardState(const CardState& state, std::string& out) {
-  out.push_back(static_cast<char>(kCardStateFormat));
-  putVarint(out, state.events.size());
-  EventTime previous = 0;
-  for (auto e = state.events.cursor(); !e.done(); e.next()) {
-    putVarint(out, static_cast<uint64_t>(e.time() - previous));  // events are sorted by time
-    previous = e.time();
-    putCountry(out, e.country());
-    putVarint(out, e.txId().size());
-    out.append(e.txId());
-  }
-  if (!state.incident) {
-    out.push_back('\0');
-    return;
-  }
-  const Incident& incident = *state.incident;
-  out.push_back('\1');
-  putVarint(out, static_cast<uint64_t>(incident.start));
-  putVarint(out, static_cast<uint64_t>(incident.end - incident.start));
-  putVarint(out, incident.revision);
-  putVarint(out, incident.countries.size());
-  for (const Country& c : incident.countries) putCountry(out, c);
+  StringOut sink(out);
+  encodeTo(state, sink);
+}
+
+size_t encodeCardStateInto(const CardState& state, std::span<char> buffer) noexcept {
+  BoundedOut sink(buffer);
+  encodeTo(state, sink);
+  return sink.size();
 }
 
 std::string encodeCardState(const CardState& state) {

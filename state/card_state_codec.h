@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,10 @@ inline constexpr uint8_t kCardStateFormat = 1;
 
 void encodeCardState(const detectors::CardState& state, std::string& out);
 [[nodiscard]] std::string encodeCardState(const detectors::CardState& state);
+// The same bytes into `buffer`, when they fit: never allocates. Returns the encoding's size;
+// when that exceeds buffer.size(), what the buffer holds is not an encoding.
+[[nodiscard]] size_t encodeCardStateInto(const detectors::CardState& state,
+                                         std::span<char> buffer) noexcept;
 
 // The largest encoding of a card holding `max_events` events (each with a tx_id of the longest
 // size docs/rule.md §1 allows) and an incident naming every possible country: what a changelog

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -95,6 +96,28 @@ class FakeServiceView final : public api::ServiceView {
     std::lock_guard lock(mutex_);
     cards_.erase({partition, ref});
   }
+  // The card stays held but leaves the "memory cache": the try-variants decline it, as the
+  // service's do for a card evicted to disk; lookup() and lookupHeld() still find it.
+  void evictCard(int32_t partition, const detectors::CardRef& ref) {
+    std::lock_guard lock(mutex_);
+    evicted_.insert({partition, ref});
+  }
+  // Complete caches (the default) hold every card: the try-variants answer kNotFound for a card
+  // without state. Incomplete ones decline it (only the disk could tell).
+  void setCachesComplete(bool complete) {
+    std::lock_guard lock(mutex_);
+    caches_complete_ = complete;
+  }
+  // Calls of lookup() and lookupHeld(), the blocking reads the server runs on its view pool.
+  [[nodiscard]] int blockingLookups() const {
+    std::lock_guard lock(mutex_);
+    return blocking_lookups_;
+  }
+  // Calls of tryLookupCached() and tryLookupHeldCached().
+  [[nodiscard]] int inlineLookups() const {
+    std::lock_guard lock(mutex_);
+    return inline_lookups_;
+  }
   // Every call of the view throws while set: the API must turn that into a 500, not a crash.
   void setFailing(bool failing) {
     std::lock_guard lock(mutex_);
@@ -102,7 +125,8 @@ class FakeServiceView final : public api::ServiceView {
   }
 
   // While held, lookup() and lookupHeld() wait until released, outside the view's lock: a slow
-  // view read, as an owner query to Kafka or a cold state read can be.
+  // view read, as an owner query to Kafka or a cold state read can be. The try-variants, which
+  // never wait, decline meanwhile.
   void holdLookups() {
     std::lock_guard lock(gate_mutex_);
     held_ = true;
@@ -161,6 +185,7 @@ class FakeServiceView final : public api::ServiceView {
     passGate();
     std::lock_guard lock(mutex_);
     throwIfFailing();
+    ++blocking_lookups_;
     const api::PartitionStatus* held = find(partition);
     if (held == nullptr) return {api::CardLookupOutcome::kNotHeld, std::nullopt};
     if (held->phase != api::PartitionPhase::kActive) {
@@ -175,6 +200,7 @@ class FakeServiceView final : public api::ServiceView {
     passGate();
     std::lock_guard lock(mutex_);
     throwIfFailing();
+    ++blocking_lookups_;
     bool restoring = false;
     for (const auto& p : status_.partitions) {
       if (p.phase != api::PartitionPhase::kActive) {
@@ -189,6 +215,38 @@ class FakeServiceView final : public api::ServiceView {
     }
     return {restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
             std::nullopt};
+  }
+  [[nodiscard]] std::optional<api::CardLookup> tryLookupCached(
+      int32_t partition, const detectors::CardRef& card_ref) const override {
+    if (gated()) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    throwIfFailing();
+    ++inline_lookups_;
+    const api::PartitionStatus* held = find(partition);
+    if (held == nullptr) return api::CardLookup{api::CardLookupOutcome::kNotHeld, std::nullopt};
+    if (held->phase != api::PartitionPhase::kActive) {
+      return api::CardLookup{api::CardLookupOutcome::kRestoring, std::nullopt};
+    }
+    return cached(*held, card_ref);
+  }
+  [[nodiscard]] std::optional<api::CardLookup> tryLookupHeldCached(
+      const detectors::CardRef& card_ref) const override {
+    if (gated()) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    throwIfFailing();
+    ++inline_lookups_;
+    bool restoring = false;
+    for (const auto& p : status_.partitions) {
+      if (p.phase != api::PartitionPhase::kActive) {
+        restoring = true;
+        continue;
+      }
+      std::optional<api::CardLookup> found = cached(p, card_ref);
+      if (!found || found->outcome == api::CardLookupOutcome::kFound) return found;
+    }
+    return api::CardLookup{
+        restoring ? api::CardLookupOutcome::kRestoring : api::CardLookupOutcome::kNotFound,
+        std::nullopt};
   }
   [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const override {
     std::lock_guard lock(mutex_);
@@ -230,6 +288,23 @@ class FakeServiceView final : public api::ServiceView {
     gate_.wait(lock, [this] { return !held_; });
     --waiting_;
   }
+  bool gated() const {
+    std::lock_guard lock(gate_mutex_);
+    return held_;
+  }
+  // An active partition's card as its "memory cache" tells it; under mutex_.
+  std::optional<api::CardLookup> cached(const api::PartitionStatus& partition,
+                                        const detectors::CardRef& card_ref) const {
+    if (evicted_.contains({partition.partition, card_ref})) return std::nullopt;
+    const auto it = cards_.find({partition.partition, card_ref});
+    if (it == cards_.end()) {
+      if (!caches_complete_) return std::nullopt;
+      return api::CardLookup{api::CardLookupOutcome::kNotFound, std::nullopt};
+    }
+    return api::CardLookup{
+        api::CardLookupOutcome::kFound,
+        api::CardSnapshot{card_ref, partition.partition, partition.stream_time_ms, it->second}};
+  }
   void throwIfFailing() const {
     if (failing_) throw std::runtime_error("fake service view failure");
   }
@@ -252,6 +327,10 @@ class FakeServiceView final : public api::ServiceView {
   std::map<int32_t, std::string> owners_;                                         // under mutex_
   std::map<std::pair<int32_t, detectors::CardRef>, detectors::CardState> cards_;  // under mutex_
   bool failing_ = false;                                                          // under mutex_
+  std::set<std::pair<int32_t, detectors::CardRef>> evicted_;                      // under mutex_
+  bool caches_complete_ = true;                                                   // under mutex_
+  mutable int blocking_lookups_ = 0;                                              // under mutex_
+  mutable int inline_lookups_ = 0;                                                // under mutex_
   api::LatenessReport lateness_;                                                  // under mutex_
   std::vector<api::RecentAlert> recent_alerts_;                                   // under mutex_
   mutable std::mutex gate_mutex_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@ namespace fraud::state {
 class MemoryCardSource final : public PartitionStorage {
  public:
   std::optional<std::string> read(const detectors::CardRef& card_ref) override {
+    ++reads;
+    if (on_read) on_read();
     if (corrupt && card_ref == *corrupt) return std::string("\xff not a card state");
     const detectors::CardState* state = cards.find(card_ref);
     if (state == nullptr) return std::nullopt;
@@ -79,6 +82,8 @@ class MemoryCardSource final : public PartitionStorage {
   uint64_t written_seq = 0;
   size_t batches_written = 0;
   size_t scans = 0;
+  size_t reads = 0;               // read() calls: the cache's reads through
+  std::function<void()> on_read;  // called by each read(), e.g. to hold it
   PartitionCheckpoint checkpoint;
 };
 

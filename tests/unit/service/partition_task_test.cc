@@ -18,6 +18,7 @@
 #include "tests/support/fake_sinks.h"
 #include "tests/support/memory_card_source.h"
 #include "tests/support/service_fakes.h"
+#include "tests/unit/service/partition_task_fixture.h"
 
 namespace fraud::service {
 namespace {
@@ -26,40 +27,6 @@ using testing::RecordingAlertSink;
 using testing::RecordingCollector;
 using testing::TaskHarness;
 using testing::txJson;
-
-constexpr int32_t kPartition = 3;
-
-class PartitionTaskTest : public ::testing::Test {
- protected:
-  explicit PartitionTaskTest(size_t max_dead_letter_bytes = 1'000'000)
-      : harness_(max_dead_letter_bytes), task_(kPartition, harness_.context, 1) {
-    budget_.limit = int64_t{16} << 20;
-    EXPECT_TRUE(task_.activate(liveStore(), state::PartitionCheckpoint{}, 0));
-  }
-
-  // A live store over `storage` (fresh: an empty partition), which storage_ then points to.
-  std::unique_ptr<state::LiveCardStore> liveStore(std::unique_ptr<state::MemoryCardSource> storage =
-                                                      std::make_unique<state::MemoryCardSource>()) {
-    storage_ = storage.get();
-    return std::make_unique<state::LiveCardStore>(std::move(storage), budget_, kPartition);
-  }
-
-  PartitionTask::Processed feed(int64_t offset, std::optional<std::string_view> value,
-                                std::string_view key = "card-0001",
-                                std::optional<int64_t> timestamp = std::nullopt) {
-    InputRecord record;
-    record.offset = offset;
-    record.key = key;
-    record.value = value;
-    record.timestamp_ms = timestamp;
-    return task_.process(record);
-  }
-
-  state::CacheBudget budget_;                   // outlives the task's store
-  state::MemoryCardSource* storage_ = nullptr;  // the task's store's storage ("disk")
-  TaskHarness harness_;
-  PartitionTask task_;
-};
 
 // --alert-delivery immediate: alerts go to their own collector at once; dead letters and the
 // changelog stay in the transaction's.
@@ -322,6 +289,14 @@ class ActivationReader {
     } else if (held.state || held.stream_time_ms) {
       violation("a card not found, with state");
     }
+    if (const auto cached = task_.tryLookupCached(card_, copy_)) {
+      if (cached->outcome == HeldCard::Outcome::kFound &&
+          (!cached->state || cached->state->events.size() != 1 || !cached->stream_time_ms ||
+           cached->state->events.back().time != *cached->stream_time_ms)) {
+        violation("inline: a card of one activation with the stream time of another");
+      }
+      ++inline_seen;
+    }
     if (task_.cardCount() > 3) violation("more cards than any activation holds");
   }
   // Whether it has met each kind of moment often.
@@ -332,12 +307,14 @@ class ActivationReader {
   std::atomic<uint64_t> restoring_seen{0};
   std::atomic<uint64_t> active_seen{0};
   std::atomic<uint64_t> found_seen{0};
+  std::atomic<uint64_t> inline_seen{0};  // answers of tryLookupCached()
   std::vector<std::string> violations;  // the reader thread's; read after it joined
 
  private:
   void violation(const std::string& what) {
     if (violations.size() < 10) violations.push_back(what);
   }
+  state::CardStateCopy copy_;  // the reader thread's
 
   const PartitionTask& task_;
   detectors::CardRef card_;
@@ -382,6 +359,7 @@ TEST_F(PartitionTaskTest, ReadersNeverSeeAHalfResetTask) {
   EXPECT_GE(seen.restoring_seen.load(), 50u) << "the reader never met a restoring task";
   EXPECT_GE(seen.active_seen.load(), 50u);
   EXPECT_GE(seen.found_seen.load(), 50u);
+  EXPECT_GT(seen.inline_seen.load(), 0u) << "tryLookupCached() never answered";
 }
 
 }  // namespace

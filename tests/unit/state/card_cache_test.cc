@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 
 #include "tests/support/memory_card_source.h"
 
@@ -78,6 +79,47 @@ TEST_F(CardCacheTest, OverItsBudgetItReadsThroughAndSeesEveryCardOnce) {
   const auto seen = contents(cache);
   EXPECT_EQ(seen.size(), 200u);
   EXPECT_EQ(seen.at(refOf(150)).events.size(), 2u) << "the changed card from the cache";
+}
+
+TEST_F(CardCacheTest, FindCachedTellsHeldAndAbsentCardsOfACompleteCacheWithoutReadingBelow) {
+  fill(3);
+  CommittingCache cache(source_, budget_, 0);
+  ASSERT_TRUE(cache.complete());
+  cache.erase(refOf(2));
+  using Kind = CardCache::Cached::Kind;
+  const CardCache::Cached held = cache.findCached(refOf(1));
+  ASSERT_EQ(held.kind, Kind::kHeld);
+  EXPECT_EQ(*held.state, stateAt(1));
+  EXPECT_EQ(cache.findCached(refOf(2)).kind, Kind::kAbsent) << "erased";
+  EXPECT_EQ(cache.findCached(refOf(7)).kind, Kind::kAbsent) << "never held";
+  EXPECT_EQ(source_.reads, 0u);
+}
+
+TEST_F(CardCacheTest, FindCachedOfAnIncompleteCacheLeavesWhatIsBelowUnknown) {
+  fill(200);
+  budget_.limit = 4000;  // a few cards
+  CommittingCache cache(source_, budget_, 0);
+  ASSERT_FALSE(cache.complete());
+  using Kind = CardCache::Cached::Kind;
+  size_t held = 0;
+  std::optional<CardRef> below;
+  for (uint16_t i = 0; i < 200; ++i) {
+    const CardCache::Cached cached = cache.findCached(refOf(i));
+    if (cached.kind == Kind::kHeld) {
+      ++held;
+      EXPECT_EQ(*cached.state, stateAt(i));
+    } else {
+      EXPECT_EQ(cached.kind, Kind::kUnknown) << i;
+      below = refOf(i);
+    }
+  }
+  EXPECT_GT(held, 0u);
+  ASSERT_TRUE(below.has_value());
+  EXPECT_EQ(source_.reads, 0u);
+  EXPECT_EQ(cache.findCached(refOf(999)).kind, Kind::kUnknown) << "only the store below knows";
+  ASSERT_NE(cache.find(*below), nullptr);  // read through: held from now on
+  EXPECT_EQ(source_.reads, 1u);
+  EXPECT_EQ(cache.findCached(*below).kind, Kind::kHeld);
 }
 
 TEST_F(CardCacheTest, ReleasesItsBudgetWhenDestroyed) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string>
+
 namespace fraud::state {
 namespace {
 
@@ -48,6 +51,26 @@ TEST(CardStateCodec, RefusesCorruptCountries) {
   ASSERT_NE(at, std::string::npos);
   bytes[at] = 'd';
   EXPECT_EQ(decodeCardState(bytes), std::nullopt);
+}
+
+TEST(CardStateCodec, EncodesIntoABufferWhatItEncodesIntoAString) {
+  const std::string expected = encodeCardState(sample());
+  std::string buffer(expected.size(), '\0');
+  EXPECT_EQ(encodeCardStateInto(sample(), buffer), expected.size());
+  EXPECT_EQ(buffer, expected);
+  CardState empty;
+  EXPECT_EQ(encodeCardStateInto(empty, buffer), encodeCardState(empty).size());
+  EXPECT_EQ(buffer.substr(0, encodeCardState(empty).size()), encodeCardState(empty));
+}
+
+TEST(CardStateCodec, EncodingIntoATooSmallBufferWritesNothingPastItAndSaysTheSize) {
+  const std::string expected = encodeCardState(sample());
+  for (size_t size : {size_t{0}, size_t{1}, size_t{10}, expected.size() - 1}) {
+    std::string buffer(size + 8, '#');
+    EXPECT_EQ(encodeCardStateInto(sample(), std::span<char>(buffer.data(), size)), expected.size())
+        << size;
+    EXPECT_EQ(buffer.substr(size), std::string(8, '#')) << "wrote past the buffer: " << size;
+  }
 }
 
 }  // namespace
