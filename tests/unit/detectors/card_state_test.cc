@@ -153,7 +153,7 @@ TEST(EventList, MatchesAPlainSortedVectorUnderRandomChanges) {
                              static_cast<char>('A' + random() % 26)),
                  id);
     } else if (choice < 9) {
-      events.eraseBefore(step * 10 - static_cast<EventTime>(random() % 3000));
+      events.eraseBefore(EventTime{step} * 10 - static_cast<EventTime>(random() % 3000));
     } else if (!events.model().empty()) {
       events.eraseFirst(random() % (events.model().size() + 1));
     }
