@@ -54,7 +54,8 @@ class StateQueryTest : public ::testing::Test {
       ASSERT_EQ(task->process(record), PartitionTask::Processed::kDone);
     }
     RecordingCollector changelog;
-    task->markCommitted(*task->prepareCommit(changelog, "changelog"));
+    ASSERT_TRUE(task->prepareCommit(changelog, "changelog"));
+    task->markCommitted();
     ASSERT_FALSE(task->persist().has_value());
   }
 
