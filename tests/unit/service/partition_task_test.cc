@@ -308,7 +308,7 @@ class ActivationReader {
   std::atomic<uint64_t> active_seen{0};
   std::atomic<uint64_t> found_seen{0};
   std::atomic<uint64_t> inline_seen{0};  // answers of tryLookupCached()
-  std::vector<std::string> violations;  // the reader thread's; read after it joined
+  std::vector<std::string> violations;   // the reader thread's; read after it joined
 
  private:
   void violation(const std::string& what) {
