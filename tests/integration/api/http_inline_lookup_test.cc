@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/integration/api/api_server_fixture.h"
+#include "tests/integration/api/gated_status_view.h"
 
 namespace fraud::api {
 namespace {
@@ -63,69 +64,12 @@ TEST_F(ApiServerTest, ALookupAnswersTheSameJsonInlineAndFromTheViewPool) {
   EXPECT_EQ(by_ref->body, inline_reply->body);
 }
 
-// A view whose status() blocks while closed: a /v1/partitions answer then holds the one view
-// thread. Card lookups go to the fake.
-class SlowStatusView final : public ServiceView {
- public:
-  explicit SlowStatusView(const ServiceView& inner) : inner_(inner) {}
-  void close() {
-    std::lock_guard lock(mutex_);
-    open_ = false;
-  }
-  void open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    changed_.notify_all();
-  }
-  [[nodiscard]] bool waiting() const {
-    std::lock_guard lock(mutex_);
-    return waiting_;
-  }
-  ServiceStatus status() const override {
-    std::unique_lock lock(mutex_);
-    waiting_ = true;
-    changed_.wait(lock, [this] { return open_; });
-    waiting_ = false;
-    return inner_.status();
-  }
-  std::optional<int32_t> partitionOf(std::string_view card) const override {
-    return inner_.partitionOf(card);
-  }
-  detectors::CardRef cardRef(std::string_view card) const override { return inner_.cardRef(card); }
-  CardLookup lookup(int32_t partition, const detectors::CardRef& ref) const override {
-    return inner_.lookup(partition, ref);
-  }
-  CardLookup lookupHeld(const detectors::CardRef& ref) const override {
-    return inner_.lookupHeld(ref);
-  }
-  std::optional<CardLookup> tryLookupCached(int32_t partition,
-                                            const detectors::CardRef& ref) const override {
-    return inner_.tryLookupCached(partition, ref);
-  }
-  std::optional<CardLookup> tryLookupHeldCached(const detectors::CardRef& ref) const override {
-    return inner_.tryLookupHeldCached(ref);
-  }
-  std::optional<std::string> ownerOf(int32_t partition) const override {
-    return inner_.ownerOf(partition);
-  }
-  std::string instanceId() const override { return inner_.instanceId(); }
-
- private:
-  const ServiceView& inner_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable changed_;
-  bool open_ = true;
-  mutable bool waiting_ = false;
-};
-
 TEST_F(ApiServerTest, AnInlineLookupDoesNotQueueBehindAFullViewPool) {
   options_.view_threads = 1;
   options_.max_pending_view_answers = 1;
   options_.view_timeout_ms = 30'000;
   view_.putCard(kCard, stateWithEvents(2));
-  SlowStatusView slow(view_);
+  GatedStatusView slow(view_);
   router_ = std::make_unique<Router>(options_, slow, registry_);
   server_ = std::make_unique<HttpServer>(options_, *router_);
   ASSERT_FALSE(server_->start().has_value());

@@ -11,50 +11,10 @@
 
 #include "api/http_server.h"
 #include "tests/integration/api/api_server_fixture.h"
+#include "tests/integration/api/gated_status_view.h"
 
 namespace fraud::api {
 namespace {
-
-// A view whose status() blocks while gated, as a view stuck behind a lock would.
-class GatedStatusView final : public ServiceView {
- public:
-  explicit GatedStatusView(const ServiceView& inner) : inner_(inner) {}
-  void close() {
-    std::lock_guard lock(mutex_);
-    open_ = false;
-  }
-  void open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  ServiceStatus status() const override {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return open_; });
-    return inner_.status();
-  }
-  std::optional<int32_t> partitionOf(std::string_view card) const override {
-    return inner_.partitionOf(card);
-  }
-  detectors::CardRef cardRef(std::string_view card) const override { return inner_.cardRef(card); }
-  CardLookup lookup(int32_t partition, const detectors::CardRef& ref) const override {
-    return inner_.lookup(partition, ref);
-  }
-  CardLookup lookupHeld(const detectors::CardRef& ref) const override {
-    return inner_.lookupHeld(ref);
-  }
-  std::optional<std::string> ownerOf(int32_t partition) const override {
-    return inner_.ownerOf(partition);
-  }
-
- private:
-  const ServiceView& inner_;
-  mutable std::mutex mutex_;
-  mutable std::condition_variable cv_;
-  bool open_ = true;
-};
 
 TEST_F(ApiServerTest, AViewThatHangsGets503AtTheDeadlineNotAHungProbe) {
   options_.view_timeout_ms = 200;
