@@ -46,9 +46,10 @@ class StateQueryTest : public ::testing::Test {
     ASSERT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
     PartitionTask* task = tasks_.task(0);
     for (int i = 0; i < kCards; ++i) {
+      const std::string card = cardOf(i);  // InputRecord holds views: keep the key alive
       InputRecord record;
       record.offset = i;
-      record.key = cardOf(i);
+      record.key = card;
       const std::string value = txJson("t" + std::to_string(i), cardOf(i), "FR", 1'000 + i);
       record.value = value;
       ASSERT_EQ(task->process(record), PartitionTask::Processed::kDone);
