@@ -77,7 +77,7 @@ std::optional<std::string> StreamProcessor::startAdmin(
   if (!admin_client_) return "admin client: " + error;
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
   if (auto e = admin_->checkTopics()) return e;
-  if (auto e = startFencer(producer_props, common.at("client.id"))) return e;
+  if (auto e = startFencer(common, producer_props)) return e;
   return checkRecordLimits(
       propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes));
 }
@@ -208,7 +208,8 @@ std::optional<std::string> StreamProcessor::startStandbys(const kafka::KafkaProp
 }
 
 std::optional<std::string> StreamProcessor::startFencer(
-    const kafka::KafkaProperties& producer_props, const std::string& client_id) {
+    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
+  const std::string& client_id = common.at("client.id");
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2, and
   // an embedded run has one member anyway.
   if (config_.embedded_kafka) return std::nullopt;
@@ -231,9 +232,14 @@ std::optional<std::string> StreamProcessor::startFencer(
   TopicAdmin* admin = admin_.get();
   std::function<std::optional<std::string>(int32_t)> previous_owner;
   if (client_id_is_instance) previous_owner = [admin](int32_t p) { return admin->ownerOf(p); };
+  // Not admin_client_: reading the group's committed offsets needs a client with a consumer
+  // group (kafka::makeGroupAdminClient says why).
+  std::string error;
+  fencer_client_ = kafka::makeGroupAdminClient(common, config_.group_id, error);
+  if (!fencer_client_) return "fencer client: " + error;
   auto* fenced = &metrics_.fenced_owners;
   fencer_ = std::make_unique<TransactionFencer>(
-      options, admin_client_.get(), std::move(props), std::move(previous_owner),
+      options, fencer_client_.get(), std::move(props), std::move(previous_owner),
       [fenced](const std::string&, bool ok) {
         fenced->Add({{"result", ok ? "ok" : "failed"}}).Increment();
       });

@@ -74,14 +74,14 @@ class StreamProcessor final {
                                                       const kafka::KafkaProperties& consumer_props);
   // The commit coordinator, the recovery bound and the stream thread, wired; the view attached.
   void startStreamThread();
-  // The fencer of departed owners' transactions, unless members cannot be told apart.
   // The standby restorer and its rounds (--standby-replicas); nothing without them.
   [[nodiscard]] std::optional<std::string> startStandbys(const kafka::KafkaProperties& common);
   // After a fatal producer error (ProducerRecovery): the alerts' producer made again if it
   // failed, the transactional producer always, the output attached to the new one.
   [[nodiscard]] std::optional<std::string> replaceProducers();
-  [[nodiscard]] std::optional<std::string> startFencer(const kafka::KafkaProperties& producer_props,
-                                                       const std::string& client_id);
+  // The fencer of departed owners' transactions, unless members cannot be told apart.
+  [[nodiscard]] std::optional<std::string> startFencer(
+      const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props);
 
   ServiceConfig config_;
   kafka::KafkaProperties kafka_;
@@ -97,6 +97,7 @@ class StreamProcessor final {
   kafka::KafkaHandle admin_client_;
   kafka::KafkaHandle consumer_;
   std::unique_ptr<TopicAdmin> admin_;
+  kafka::KafkaHandle fencer_client_;              // the fencer's (kafka::makeGroupAdminClient)
   std::unique_ptr<TransactionFencer> fencer_;     // not with the embedded cluster
   std::unique_ptr<ImmediateAlertOutput> alerts_;  // --alert-delivery immediate only
   std::unique_ptr<TransactionalOutput> output_;   // its committer may flush alerts_

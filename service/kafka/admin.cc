@@ -298,9 +298,25 @@ std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const s
   return result;
 }
 
-std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
+KafkaHandle makeGroupAdminClient(const KafkaProperties& common, const std::string& group,
+                                 std::string& error) {
+  KafkaProperties props = common;
+  props["group.id"] = group;
+  props["enable.auto.commit"] = "false";
+  props.erase("group.instance.id");  // never a member: it must not take a static member's place
+  auto conf = makeKafkaConf(props, error);
+  if (!conf) return nullptr;
+  return makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+}
+
+namespace {
+
+// One ListConsumerGroupOffsets round of committedOffsetMetadata(); `code` says why it failed.
+std::optional<std::map<int32_t, std::string>> listOffsetMetadataOnce(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error) {
+    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error,
+    rd_kafka_resp_err_t& code) {
+  code = RD_KAFKA_RESP_ERR_NO_ERROR;
   auto asked = makePartitionList(static_cast<int>(partitions.size()));
   for (const int32_t p : partitions) {
     rd_kafka_topic_partition_list_add(asked.get(), topic.c_str(), p);
@@ -325,7 +341,7 @@ std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
     error = "listing the committed offsets of group " + group + " timed out";
     return std::nullopt;
   }
-  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (code = rd_kafka_event_error(event.get()); code != RD_KAFKA_RESP_ERR_NO_ERROR) {
     error = "cannot list the committed offsets of group " + group + ": " +
             rd_kafka_event_error_string(event.get());
     return std::nullopt;
@@ -336,6 +352,7 @@ std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
       rd_kafka_event_ListConsumerGroupOffsets_result(event.get()), &count);
   for (size_t g = 0; g < count; ++g) {
     if (const auto* e = rd_kafka_group_result_error(groups[g]); e != nullptr) {
+      code = rd_kafka_error_code(e);
       error =
           "cannot list the committed offsets of group " + group + ": " + rd_kafka_error_string(e);
       return std::nullopt;
@@ -352,6 +369,32 @@ std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
     }
   }
   return result;
+}
+
+}  // namespace
+
+std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
+    rd_kafka_t* client, const std::string& group, const std::string& topic,
+    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error) {
+  // The group's coordinator moves when its broker fails: ask again, within the same deadline.
+  constexpr auto kRetryBackoff = std::chrono::milliseconds(200);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
+    auto owners =
+        listOffsetMetadataOnce(client, group, topic, partitions,
+                               static_cast<int>(std::max<int64_t>(1, left.count())), error, code);
+    const bool coordinator_moved = code == RD_KAFKA_RESP_ERR_NOT_COORDINATOR ||
+                                   code == RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE ||
+                                   code == RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    if (owners || !coordinator_moved ||
+        std::chrono::steady_clock::now() + kRetryBackoff >= deadline) {
+      return owners;
+    }
+    std::this_thread::sleep_for(kRetryBackoff);
+  }
 }
 
 }  // namespace fraud::kafka

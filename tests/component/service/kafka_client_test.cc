@@ -6,6 +6,9 @@
 #include <librdkafka/rdkafka_mock.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -95,6 +98,41 @@ TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
   const auto ends = highWatermarks(c.get(), "input", 2, 5000, error);
   ASSERT_TRUE(ends) << error;
   EXPECT_EQ(*ends, (std::vector<int64_t>{0, 1}));
+}
+
+// A broker failover moves the group coordinator: the first OffsetFetch answers NOT_COORDINATOR.
+// On a producer-type client librdkafka 2.0.2 then dereferences the client's missing consumer
+// group and the process dies (seen in the 3-broker fault test); the group admin client has one,
+// looks the coordinator up again and reads the offsets.
+TEST(KafkaAdmin, GroupOffsetsAreReadThroughACoordinatorMove) {
+  constexpr int16_t kApiOffsetFetch = 9;
+  MockCluster mock(2);
+  {
+    std::string error;
+    auto conf = makeKafkaConf({{"bootstrap.servers", mock.bootstrap()}, {"group.id", "g"}}, error);
+    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+    ASSERT_TRUE(committer) << error;
+    auto offsets = makePartitionList(1);
+    auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", 1);
+    entry->offset = 42;
+    static constexpr char kOwner[] = "instance-a";
+    entry->metadata = std::malloc(sizeof(kOwner) - 1);  // the list frees it
+    std::memcpy(entry->metadata, kOwner, sizeof(kOwner) - 1);
+    entry->metadata_size = sizeof(kOwner) - 1;
+    ASSERT_EQ(rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_consumer_close(committer.get());
+  }
+  rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
+                                    RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
+                                    RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
+
+  std::string error;
+  auto client = makeGroupAdminClient({{"bootstrap.servers", mock.bootstrap()}}, "g", error);
+  ASSERT_TRUE(client) << error;
+  const auto owners = committedOffsetMetadata(client.get(), "g", "input", {0, 1}, 10'000, error);
+  ASSERT_TRUE(owners.has_value()) << error;
+  EXPECT_EQ(*owners, (std::map<int32_t, std::string>{{1, "instance-a"}}));
 }
 
 TEST(KafkaProducerAndReader, WhatIsSentIsReadBackToTheEndWithHeaders) {
