@@ -199,6 +199,7 @@ CommitMetrics::CommitMetrics(prometheus::Registry& registry)
                               .Register(registry)
                               .Add({})) {
   for (const char* result : {"committed", "aborted"}) transactions.Add({{"result", result}});
+  for (const char* result : {"ok", "failed", "rejoined"}) fenced_owners.Add({{"result", result}});
 }
 
 StageMetrics::StageMetrics(prometheus::Registry& registry)

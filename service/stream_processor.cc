@@ -14,6 +14,8 @@ namespace fraud::service {
 namespace {
 
 constexpr auto kOwnersRefresh = std::chrono::seconds(5);
+// The fencer's admin calls and init_transactions.
+constexpr int kFencingTimeoutMs = 30'000;
 constexpr size_t kDefaultMessageMaxBytes = 1'000'000;  // librdkafka's message.max.bytes
 // How long a commit waits for the immediate alerts sent before it to be acknowledged (else it
 // aborts).
@@ -239,9 +241,15 @@ std::optional<std::string> StreamProcessor::startFencer(
   if (!fencer_client_) return "fencer client: " + error;
   auto* fenced = &metrics_.fenced_owners;
   fencer_ = std::make_unique<TransactionFencer>(
-      options, fencer_client_.get(), std::move(props), std::move(previous_owner),
-      [fenced](const std::string&, bool ok) {
-        fenced->Add({{"result", ok ? "ok" : "failed"}}).Increment();
+      options,
+      std::make_unique<KafkaFencingCluster>(fencer_client_.get(), std::move(props),
+                                            config_.group_id, config_.input_topic,
+                                            kFencingTimeoutMs),
+      std::move(previous_owner), [fenced](const std::string&, TransactionFencer::Result result) {
+        const char* label = result == TransactionFencer::Result::kFenced   ? "ok"
+                            : result == TransactionFencer::Result::kFailed ? "failed"
+                                                                           : "rejoined";
+        fenced->Add({{"result", label}}).Increment();
       });
   return std::nullopt;
 }

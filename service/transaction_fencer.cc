@@ -27,12 +27,57 @@ std::vector<std::string> departedOwners(const std::set<std::string>& candidates,
   return departed;
 }
 
+KafkaFencingCluster::KafkaFencingCluster(rd_kafka_t* admin,
+                                         kafka::KafkaProperties producer_properties,
+                                         std::string group_id, std::string input_topic,
+                                         int timeout_ms)
+    : admin_(admin),
+      producer_properties_(std::move(producer_properties)),
+      group_id_(std::move(group_id)),
+      input_topic_(std::move(input_topic)),
+      timeout_ms_(timeout_ms) {}
+
+std::optional<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
+    const std::vector<int32_t>& partitions, std::string& error) {
+  return kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_,
+                                        error);
+}
+
+std::optional<std::vector<kafka::GroupMember>> KafkaFencingCluster::members(std::string& error) {
+  return kafka::groupMembers(admin_, group_id_, timeout_ms_, error);
+}
+
+bool KafkaFencingCluster::fence(const std::string& transactional_id) {
+  const auto started = std::chrono::steady_clock::now();
+  kafka::KafkaProperties props = producer_properties_;
+  props["transactional.id"] = transactional_id;
+  props["client.id"] = "fraud-detector-fencer";
+  std::string error;
+  auto conf = kafka::makeKafkaConf(props, error);
+  kafka::KafkaHandle producer;
+  if (conf) producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!producer) {
+    spdlog::error("fencing {}: {}", transactional_id, error);
+    return false;
+  }
+  // init_transactions bumps the id's epoch; the coordinator first aborts the transaction the
+  // departed owner left open, so its records and pending offsets never become visible.
+  if (kafka::KafkaError e(rd_kafka_init_transactions(producer.get(), timeout_ms_)); e) {
+    spdlog::error("fencing {}: {}", transactional_id, rd_kafka_error_string(e.get()));
+    return false;
+  }
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  spdlog::info("fenced transactional id {} in {} ms", transactional_id, ms);
+  return true;
+}
+
 TransactionFencer::TransactionFencer(
-    Options options, rd_kafka_t* admin, kafka::KafkaProperties producer_properties,
+    Options options, std::unique_ptr<FencingCluster> cluster,
     std::function<std::optional<std::string>(int32_t)> previous_owner, Observer observer)
     : options_(std::move(options)),
-      admin_(admin),
-      producer_properties_(std::move(producer_properties)),
+      cluster_(std::move(cluster)),
       previous_owner_(std::move(previous_owner)),
       observer_(std::move(observer)),
       thread_([this] {
@@ -88,16 +133,14 @@ void TransactionFencer::fenceRound(const std::vector<int32_t>& partitions) {
     if (auto owner = previous_owner_ ? previous_owner_(p) : std::nullopt) candidates.insert(*owner);
   }
   std::string error;
-  if (const auto committers =
-          kafka::committedOffsetMetadata(admin_, options_.group_id, options_.input_topic,
-                                         partitions, options_.timeout_ms, error)) {
+  if (const auto committers = cluster_->committers(partitions, error)) {
     for (const auto& [p, instance] : *committers) candidates.insert(instance);
   } else {
     spdlog::warn("fencing: cannot read who committed partitions last: {}", error);
   }
   candidates.erase(options_.self);
   if (candidates.empty()) return;
-  const auto members = kafka::groupMembers(admin_, options_.group_id, options_.timeout_ms, error);
+  const auto members = cluster_->members(error);
   if (!members) {
     // Fencing a member that is still alive would end it: without the membership, fence nobody
     // (an open transaction then ends at the broker's transaction.timeout.ms).
@@ -105,37 +148,26 @@ void TransactionFencer::fenceRound(const std::vector<int32_t>& partitions) {
     return;
   }
   for (const auto& departed : departedOwners(candidates, *members, options_.self)) {
-    const bool fenced = fence(departed);
-    if (observer_) observer_(departed, fenced);
+    const Result result = fenceIfStillAbsent(departed);
+    if (observer_) observer_(departed, result);
   }
 }
 
-bool TransactionFencer::fence(const std::string& instance_id) {
-  const std::string transactional_id = transactionalIdOf(options_.group_id, instance_id);
-  const auto started = std::chrono::steady_clock::now();
-  kafka::KafkaProperties props = producer_properties_;
-  props["transactional.id"] = transactional_id;
-  props["client.id"] = "fraud-detector-fencer";
+TransactionFencer::Result TransactionFencer::fenceIfStillAbsent(const std::string& instance_id) {
   std::string error;
-  auto conf = kafka::makeKafkaConf(props, error);
-  kafka::KafkaHandle producer;
-  if (conf) producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!producer) {
-    spdlog::error("fencing {}: {}", transactional_id, error);
-    return false;
+  const auto members = cluster_->members(error);
+  if (!members) {
+    spdlog::warn("fencing {}: cannot read the group's members again ({}); not fenced", instance_id,
+                 error);
+    return Result::kFailed;
   }
-  // init_transactions bumps the id's epoch; the coordinator first aborts the transaction the
-  // departed owner left open, so its records and pending offsets never become visible.
-  if (kafka::KafkaError e(rd_kafka_init_transactions(producer.get(), options_.timeout_ms)); e) {
-    spdlog::error("fencing {}: {}", transactional_id, rd_kafka_error_string(e.get()));
-    return false;
+  if (departedOwners({instance_id}, *members, options_.self).empty()) {
+    spdlog::info("not fencing {}: it has joined the group again (restarted)", instance_id);
+    return Result::kRejoined;
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-  spdlog::info("fenced departed owner {} (transactional id {}) in {} ms", instance_id,
-               transactional_id, ms);
-  return true;
+  if (!cluster_->fence(transactionalIdOf(options_.group_id, instance_id))) return Result::kFailed;
+  spdlog::info("fenced departed owner {}", instance_id);
+  return Result::kFenced;
 }
 
 }  // namespace fraud::service

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,6 +32,42 @@ namespace fraud::service {
     const std::set<std::string>& candidates, const std::vector<kafka::GroupMember>& members,
     const std::string& self);
 
+// What the fencer asks of the cluster. KafkaFencingCluster is the Kafka edge; tests use fakes.
+// Called on the fencer's thread only.
+class FencingCluster {
+ public:
+  virtual ~FencingCluster() = default;
+  // The instance id that committed each partition's input offset last (its commit metadata).
+  [[nodiscard]] virtual std::optional<std::map<int32_t, std::string>> committers(
+      const std::vector<int32_t>& partitions, std::string& error) = 0;
+  // The group's current members.
+  [[nodiscard]] virtual std::optional<std::vector<kafka::GroupMember>> members(
+      std::string& error) = 0;
+  // init_transactions under `transactional_id`: true when the coordinator confirmed it.
+  [[nodiscard]] virtual bool fence(const std::string& transactional_id) = 0;
+};
+
+// FencingCluster over a client with the group's id (kafka::makeGroupAdminClient: reading the
+// committed offsets needs one) and short-lived producers for the fences.
+class KafkaFencingCluster final : public FencingCluster {
+ public:
+  // `admin` must outlive this object. `producer_properties` configure the fencing producers
+  // (brokers, TLS, SASL).
+  KafkaFencingCluster(rd_kafka_t* admin, kafka::KafkaProperties producer_properties,
+                      std::string group_id, std::string input_topic, int timeout_ms);
+  [[nodiscard]] std::optional<std::map<int32_t, std::string>> committers(
+      const std::vector<int32_t>& partitions, std::string& error) override;
+  [[nodiscard]] std::optional<std::vector<kafka::GroupMember>> members(std::string& error) override;
+  [[nodiscard]] bool fence(const std::string& transactional_id) override;
+
+ private:
+  rd_kafka_t* admin_;
+  kafka::KafkaProperties producer_properties_;
+  std::string group_id_;
+  std::string input_topic_;
+  int timeout_ms_;
+};
+
 // Aborts at once the transaction that a departed owner of newly assigned partitions left open
 // (EOS "fencing", as Flink's Kafka sink does on recovery and Kafka Streams' eos-alpha per task):
 // a short-lived producer with the departed owner's transactional id calls init_transactions,
@@ -41,28 +79,33 @@ namespace fraud::service {
 //
 // Who owned a partition comes from two places: the metadata of its committed input offset (every
 // commit writes its instance id there) and the owner map of the last group description. The
-// group's membership is read again after the assignment; a candidate still a member is left
-// alone. A member that was only paused (a long GC, a network partition) and has been removed
-// from the group is fenced too: its next transactional call fails as fenced and it exits 1.
+// group's membership is read after the assignment; a candidate still a member is left alone.
+// The membership is read once more just before each fence, and a candidate that has joined
+// since is left alone too: a process that restarted under its old id initialises its producer
+// before it joins the group, and fencing it then would cost it a recovery.
+//
+// A member that was only paused (a long GC, a network partition) and has been removed from the
+// group is fenced too: its next transactional call fails as fenced, and it rejoins the group
+// with nothing reopened (StreamThread), taking only what the new assignment gives it.
 //
 // Thread-safety: fenceOwnersOf() from any thread (it returns at once; the work runs on the
-// fencer's own thread); the destructor stops that thread.
+// fencer's own thread); the destructor stops that thread (after the fence round in progress, if
+// any: the process's stop deadline bounds that wait, run.cc).
 class TransactionFencer {
  public:
   struct Options {
     std::string group_id;
     std::string input_topic;
     std::string self;  // this instance's id
-    int timeout_ms = 30'000;
   };
-  // Called on the fencer's thread for every fencing attempt: the instance id and whether the
-  // coordinator confirmed it.
-  using Observer = std::function<void(const std::string& instance_id, bool fenced)>;
+  // What became of one departed owner: fenced, the fence failed, or not fenced because it has
+  // joined the group again since the first read.
+  enum class Result { kFenced, kFailed, kRejoined };
+  // Called on the fencer's thread for every departed owner found.
+  using Observer = std::function<void(const std::string& instance_id, Result result)>;
 
-  // `admin` (any client handle, for DescribeConsumerGroups and ListConsumerGroupOffsets) must
-  // outlive this object. `producer_properties` configure the fencing producers (brokers, TLS,
-  // SASL). `previous_owner` gives the owner map's last known owner of a partition.
-  TransactionFencer(Options options, rd_kafka_t* admin, kafka::KafkaProperties producer_properties,
+  // `previous_owner` gives the owner map's last known owner of a partition (may be empty).
+  TransactionFencer(Options options, std::unique_ptr<FencingCluster> cluster,
                     std::function<std::optional<std::string>(int32_t)> previous_owner,
                     Observer observer);
   ~TransactionFencer();
@@ -77,11 +120,11 @@ class TransactionFencer {
  private:
   void loop();
   void fenceRound(const std::vector<int32_t>& partitions);
-  [[nodiscard]] bool fence(const std::string& instance_id);
+  // The fence of one departed owner, after a last look at the membership.
+  [[nodiscard]] Result fenceIfStillAbsent(const std::string& instance_id);
 
   Options options_;
-  rd_kafka_t* admin_;
-  kafka::KafkaProperties producer_properties_;
+  std::unique_ptr<FencingCluster> cluster_;
   std::function<std::optional<std::string>(int32_t)> previous_owner_;
   Observer observer_;
 

@@ -1,7 +1,11 @@
-// Who may be fenced: only owners that left the group, never a live member nor ourselves.
+// Who may be fenced: only owners that left the group, never a live member nor ourselves, nor
+// one that joined again between the first look at the group and the fence.
 #include "service/transaction_fencer.h"
 
 #include <gtest/gtest.h>
+
+#include <deque>
+#include <mutex>
 
 namespace fraud::service {
 namespace {
@@ -30,6 +34,91 @@ TEST(DepartedOwners, NoMembersKnownMeansEveryOtherCandidateDeparted) {
 }
 
 TEST(TransactionalId, IsGroupDashInstance) { EXPECT_EQ(transactionalIdOf("g", "i"), "g-i"); }
+
+// A cluster whose answers are scripted: each members() call takes the next membership (the last
+// one repeats); fences are recorded.
+class ScriptedCluster final : public FencingCluster {
+ public:
+  ScriptedCluster(std::map<int32_t, std::string> committers, std::deque<Members> memberships)
+      : committers_(std::move(committers)), memberships_(std::move(memberships)) {}
+
+  std::optional<std::map<int32_t, std::string>> committers(const std::vector<int32_t>&,
+                                                           std::string&) override {
+    return committers_;
+  }
+  std::optional<Members> members(std::string&) override {
+    std::lock_guard lock(mu_);
+    Members next = memberships_.front();
+    if (memberships_.size() > 1) memberships_.pop_front();
+    return next;
+  }
+  bool fence(const std::string& transactional_id) override {
+    std::lock_guard lock(mu_);
+    fenced_.push_back(transactional_id);
+    return true;
+  }
+  std::vector<std::string> fenced() {
+    std::lock_guard lock(mu_);
+    return fenced_;
+  }
+
+ private:
+  std::map<int32_t, std::string> committers_;
+  std::mutex mu_;
+  std::deque<Members> memberships_;
+  std::vector<std::string> fenced_;
+};
+
+struct Fencing {
+  explicit Fencing(std::unique_ptr<ScriptedCluster> scripted)
+      : cluster(scripted.get()),
+        fencer({"group", "input", "a"}, std::move(scripted), nullptr,
+               [this](const std::string& id, TransactionFencer::Result result) {
+                 std::lock_guard lock(mu);
+                 results.emplace_back(id, result);
+               }) {}
+  std::vector<std::pair<std::string, TransactionFencer::Result>> observed() {
+    std::lock_guard lock(mu);
+    return results;
+  }
+  ScriptedCluster* cluster;
+  std::mutex mu;
+  std::vector<std::pair<std::string, TransactionFencer::Result>> results;
+  TransactionFencer fencer;
+};
+
+TEST(TransactionFencer, FencesADepartedOwnerThatIsStillAbsentAtTheFence) {
+  Fencing f(std::make_unique<ScriptedCluster>(std::map<int32_t, std::string>{{0, "b"}},
+                                              std::deque<Members>{{{"a", ""}}}));
+  f.fencer.fenceOwnersOf({0});
+  f.fencer.waitIdle();
+  EXPECT_EQ(f.cluster->fenced(), std::vector<std::string>{"group-b"});
+  ASSERT_EQ(f.observed().size(), 1u);
+  EXPECT_EQ(f.observed()[0].second, TransactionFencer::Result::kFenced);
+}
+
+TEST(TransactionFencer, LeavesAloneAnOwnerThatJoinedAgainBeforeTheFence) {
+  // "b" restarted: it was absent at the first look at the group (its new process initialises
+  // its transactions before it joins) and is a member by the time the fence would happen.
+  Fencing f(
+      std::make_unique<ScriptedCluster>(std::map<int32_t, std::string>{{0, "b"}},
+                                        std::deque<Members>{{{"a", ""}}, {{"a", ""}, {"b", ""}}}));
+  f.fencer.fenceOwnersOf({0});
+  f.fencer.waitIdle();
+  EXPECT_TRUE(f.cluster->fenced().empty()) << "a live, restarted instance was fenced";
+  ASSERT_EQ(f.observed().size(), 1u);
+  EXPECT_EQ(f.observed()[0].first, "b");
+  EXPECT_EQ(f.observed()[0].second, TransactionFencer::Result::kRejoined);
+}
+
+TEST(TransactionFencer, NeverFencesItselfNorALiveMember) {
+  Fencing f(std::make_unique<ScriptedCluster>(std::map<int32_t, std::string>{{0, "a"}, {1, "c"}},
+                                              std::deque<Members>{{{"a", ""}, {"c", ""}}}));
+  f.fencer.fenceOwnersOf({0, 1});
+  f.fencer.waitIdle();
+  EXPECT_TRUE(f.cluster->fenced().empty());
+  EXPECT_TRUE(f.observed().empty());
+}
 
 }  // namespace
 }  // namespace fraud::service
