@@ -114,4 +114,23 @@ void KafkaInput::assign(const std::vector<int32_t>& partitions) {
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) spdlog::error("assign: {}", rd_kafka_err2str(err));
 }
 
+bool KafkaInput::subscribe() {
+  auto subscription = kafka::makePartitionList(1);
+  rd_kafka_topic_partition_list_add(subscription.get(), topic_.c_str(), RD_KAFKA_PARTITION_UA);
+  if (const auto err = rd_kafka_subscribe(consumer_, subscription.get())) {
+    spdlog::error("cannot subscribe to {}: {}", topic_, rd_kafka_err2str(err));
+    return false;
+  }
+  return true;
+}
+
+bool KafkaInput::rejoin() {
+  // The revocation this brings is served by the next consumer poll (the rebalance callback);
+  // librdkafka holds the new subscription back until it is through.
+  if (const auto err = rd_kafka_unsubscribe(consumer_)) {
+    spdlog::error("rejoin: unsubscribe: {}", rd_kafka_err2str(err));
+  }
+  return subscribe();
+}
+
 }  // namespace fraud::service

@@ -31,6 +31,10 @@ class KafkaInput final : public InputControl, public ConsumerAssignment {
   void incrementalAssign(const std::vector<int32_t>& partitions) override;
   void incrementalUnassign(const std::vector<int32_t>& partitions) override;
   void assign(const std::vector<int32_t>& partitions) override;
+  // Unsubscribes, then subscribes to the topic again. (Subscribing again alone is not enough:
+  // under the cooperative protocol librdkafka treats an unchanged subscription as no change.)
+  [[nodiscard]] bool rejoin() override;
+  [[nodiscard]] bool subscribe() override;
 
  private:
   [[nodiscard]] kafka::PartitionList listOf(const std::vector<int32_t>& partitions) const;

@@ -20,6 +20,11 @@ bool ProducerRecovery::curable(rd_kafka_resp_err_t code) {
   }
 }
 
+bool ProducerRecovery::fenced(rd_kafka_resp_err_t code) {
+  return code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+         code == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH || code == RD_KAFKA_RESP_ERR__FENCED;
+}
+
 bool ProducerRecovery::recover(std::string_view reason, Clock::time_point now) {
   while (!recent_.empty() && now - recent_.front() >= kWindow) recent_.pop_front();
   if (recent_.size() >= kMaxRecoveries) {

@@ -40,6 +40,10 @@ class ProducerRecovery {
   // (authorization of the transactional id, the cluster, a topic or the group), which a new
   // producer under the same id and principal meets again.
   [[nodiscard]] static bool curable(rd_kafka_resp_err_t code);
+  // Whether fatal error `code` says another producer took our transactional id (a newer epoch):
+  // a survivor fenced us after taking our partitions, so what we held may be another member's
+  // now. The stream thread then rejoins the group rather than reopening what it held.
+  [[nodiscard]] static bool fenced(rd_kafka_resp_err_t code);
 
   // After a fatal producer error (`reason`), with the tasks already closed: replaces the
   // producers unless the bound is spent. True when the stream thread may go on.

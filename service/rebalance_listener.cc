@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <string>
 
 namespace fraud::service {
@@ -41,7 +42,12 @@ void RebalanceListener::onRevoked(const std::vector<int32_t>& partitions) {
   const bool lost = consumer_.assignmentLost();
   const bool cooperative = consumer_.cooperative();
   metrics_.rebalances.Add({{"kind", lost ? "lost" : "revoke"}}).Increment();
-  if (lost) {
+  const bool held = std::any_of(partitions.begin(), partitions.end(),
+                                [this](int32_t p) { return tasks_.task(p) != nullptr; });
+  if (!held) {
+    // Nothing of ours to commit or abort: the tasks were closed already (closeAllDirty() before
+    // a rejoin).
+  } else if (lost) {
     // Another member may own these already: nothing of ours may commit for them.
     (void)commits_.abortUncommitted();
   } else if (commits_.commitNow() == CommitCoordinator::Outcome::kCommitted) {
@@ -77,6 +83,12 @@ void RebalanceListener::reopen(const std::vector<int32_t>& partitions) {
     tasks_.assign(partitions);
   }
   metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+}
+
+bool RebalanceListener::rejoin() {
+  query_.setJoined(false);
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  return consumer_.rejoin();
 }
 
 void RebalanceListener::markRestoring(const std::vector<int32_t>& partitions) {

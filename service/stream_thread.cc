@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 
 #include "service/kafka/wall_clock.h"
 
@@ -42,13 +43,7 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
       recovery_(recovery) {}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
-  auto subscription = kafka::makePartitionList(1);
-  rd_kafka_topic_partition_list_add(subscription.get(), config_.input_topic.c_str(),
-                                    RD_KAFKA_PARTITION_UA);
-  if (const auto err = rd_kafka_subscribe(clients_.consumer, subscription.get())) {
-    spdlog::error("cannot subscribe to {}: {}", config_.input_topic, rd_kafka_err2str(err));
-    return 1;
-  }
+  if (!rebalances_.join()) return 1;
   spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
                config_.instance_id);
 
@@ -59,6 +54,7 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   std::vector<Polled> batch;
   batch.reserve(kConsumeBatch);
   while (!stop.load()) {
+    if (consumerFailed()) break;
     if (commits_.fatal() && !recoverFromFatal()) break;
     for (const int32_t p : tasks_.activateRestored()) {
       metrics_.restore_progress.Add({{"partition", std::to_string(p)}}).Set(1);
@@ -111,7 +107,9 @@ void StreamThread::collect(std::vector<Polled>& batch, int timeout_ms) {
 bool StreamThread::handle(const Polled& polled) {
   const rd_kafka_message_t* message = polled.message;
   if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    // A fatal consumer error (__FATAL) is acted on by consumerFailed(), at the loop's top.
+    if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
+        message->err != RD_KAFKA_RESP_ERR__FATAL) {
       spdlog::warn("consumer: {}", rd_kafka_message_errstr(message));
     }
     return false;
@@ -186,13 +184,45 @@ bool StreamThread::recoverFromFatal() {
   }
   // Every task closed dirty, as if its partition were lost: what it did since its last commit
   // is thrown away with it, and local disk only ever took committed state.
+  const bool fenced = ProducerRecovery::fenced(clients_.producer->fatalCode());
   const std::vector<int32_t> held = rebalances_.closeAllDirty();
   input_held_ = false;  // the new tasks resume their input as they are restored
   if (!recovery_->recover(reason)) return false;
   commits_.resumeWithNewProducer();
+  if (fenced) {
+    // Another producer took our transactional id: a survivor fenced us after the group gave it
+    // our partitions (we were paused past the session timeout, say). What we held may be its
+    // now, so nothing is reopened: the consumer rejoins, and the new assignment says what is
+    // ours.
+    spdlog::warn(
+        "recovered from the producer failure: fenced, so rejoining the group; tasks come back "
+        "with the new assignment ({} partition(s) held before)",
+        held.size());
+    return rebalances_.rejoin();
+  }
   // The same partitions, taken again from their committed checkpoints and the changelog.
   rebalances_.reopen(held);
   spdlog::warn("recovered from the producer failure: restoring {} partition(s)", held.size());
+  return true;
+}
+
+bool StreamThread::consumerFailed() {
+  if (consumer_failed_) return true;
+  std::array<char, 512> reason{};
+  const rd_kafka_resp_err_t code =
+      rd_kafka_fatal_error(clients_.consumer, reason.data(), reason.size());
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return false;
+  consumer_failed_ = true;
+  // librdkafka's consumer cannot go on after a fatal error (FENCED_INSTANCE_ID: another process
+  // joined with our group.instance.id). Stop serving at once: no task answers or commits from
+  // here on, readiness fails, and the run ends with status 1 for the supervisor to restart us.
+  spdlog::critical(
+      "consumer failed for good ({}: {}): stopping; two processes with one --instance-id "
+      "(group.instance.id) fence each other, give each its own",
+      rd_kafka_err2name(code), reason.data());
+  (void)rebalances_.closeAllDirty();
+  input_held_ = false;
+  query_.setJoined(false);
   return true;
 }
 
@@ -265,7 +295,9 @@ void StreamThread::refreshStandbyGauges() {
 int StreamThread::shutdown() {
   const auto deadline = Clock::now() + std::chrono::milliseconds(config_.shutdown_timeout_ms);
   int status = 0;
-  if (commits_.fatal()) {
+  if (consumer_failed_) {
+    status = 1;  // the tasks are closed already: nothing to commit or persist
+  } else if (commits_.fatal()) {
     spdlog::critical("stopping after a fatal error: nothing more is committed or persisted");
     status = 1;
   } else {

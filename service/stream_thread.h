@@ -45,7 +45,13 @@ namespace fraud::service {
 // aborts what the failed one left open); and the partitions this member holds are taken again
 // as a new assignment. The group membership is the consumer's and is left alone: had it gone
 // stale, the consumer's own rebalance (partitions lost) follows, and a zombie's offsets are
-// refused by their group generation (KIP-447).
+// refused by their group generation (KIP-447). One exception: a producer fenced by a newer
+// epoch of our transactional id means a survivor took our partitions while we were away (a
+// pause past the session timeout), so nothing is reopened; the consumer rejoins the group and
+// only the new assignment's partitions get tasks (Kafka Streams does the same).
+//
+// A fatal consumer error (FENCED_INSTANCE_ID: another process with our group.instance.id) is not
+// recovered: every task is closed dirty at once (lookups and readiness stop), and run() returns 1.
 //
 // Thread-safety: run() and the rebalance callback on the ingest thread; nothing else.
 class StreamThread {
@@ -88,6 +94,9 @@ class StreamThread {
   // After a fatal error: closes every task dirty, replaces the producers and takes the held
   // partitions again. False when the error is not the producer's or recovery refused.
   [[nodiscard]] bool recoverFromFatal();
+  // The consumer met a fatal error (librdkafka's consumer cannot go on after one): every task
+  // closed dirty, readiness off; true from then on, and the loop stops with status 1.
+  [[nodiscard]] bool consumerFailed();
   [[nodiscard]] std::string producerFailure() const;
   void refreshGauges();
   void refreshStandbyGauges();
@@ -105,6 +114,7 @@ class StreamThread {
   ServiceMetrics& metrics_;
   ProducerRecovery* recovery_;  // may be null (tests): no recovery
   bool input_held_ = false;     // every partition paused until the commit in flight is through
+  bool consumer_failed_ = false;
   Clock::time_point held_since_{};
   Clock::time_point last_gauges_{};
 };

@@ -16,6 +16,7 @@ namespace fraud::service::testing {
 
 // Kafka protocol API keys for injected errors.
 inline constexpr int16_t kApiProduce = 0;
+inline constexpr int16_t kApiHeartbeat = 12;
 inline constexpr int16_t kApiAddPartitionsToTxn = 24;
 inline constexpr int16_t kApiAddOffsetsToTxn = 25;
 inline constexpr int16_t kApiEndTxn = 26;

@@ -29,6 +29,14 @@ class RecordingConsumer final : public ConsumerAssignment {
   void assign(const std::vector<int32_t>& partitions) override {
     calls.push_back("=" + join(partitions));
   }
+  bool subscribe() override {
+    calls.push_back("subscribe");
+    return true;
+  }
+  bool rejoin() override {
+    calls.push_back("rejoin");
+    return true;
+  }
 
   bool lost = false;
   std::vector<std::string> calls;  // "+0,1" incremental assign, "-1" unassign, "=0,1" eager
@@ -136,6 +144,27 @@ TEST_P(RebalanceListenerTest, ClosingEveryTaskDirtyThenReopeningRestoresThemAgai
   EXPECT_EQ(h_.tasks.partitions(), (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(h_.restorer.queued.size(), restores + 2) << "each restored from its checkpoint";
   EXPECT_TRUE(consumer_.calls.size() == 1u) << "the consumer's assignment is left alone";
+}
+
+TEST_P(RebalanceListenerTest, AfterAFenceTheMemberRejoinsAndTakesOnlyTheNewAssignment) {
+  take({0, 1});
+  h_.feed(0, 0);
+  (void)listener_.closeAllDirty();
+  consumer_.calls.clear();
+  ASSERT_TRUE(listener_.rejoin());
+  EXPECT_EQ(consumer_.calls, std::vector<std::string>{"rejoin"});
+  EXPECT_TRUE(h_.tasks.partitions().empty()) << "nothing reopened before the new assignment";
+  EXPECT_FALSE(query_.joined()) << "not ready until the group answers";
+  // The rejoin's revocation of what the consumer still had: no task, so nothing is committed,
+  // aborted or persisted.
+  listener_.onRevoked({0, 1});
+  EXPECT_TRUE(h_.sink.commits.empty());
+  EXPECT_EQ(h_.sink.aborts, 0);
+  EXPECT_FALSE(h_.db->checkpoint(0).has_value());
+  // The group gives this member partition 1 only: only it gets a task.
+  listener_.onAssigned({1});
+  EXPECT_EQ(h_.tasks.partitions(), std::vector<int32_t>{1});
+  EXPECT_TRUE(query_.joined());
 }
 
 }  // namespace
