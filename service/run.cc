@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -62,7 +63,11 @@ std::string ephemeralKey() {
 }
 
 // Waits for SIGTERM or SIGINT (blocked everywhere), then asks the processor to stop; a second
-// signal, or a stop that overruns the deadline, ends the process at once.
+// signal, or a stop that overruns the deadline, ends the process at once. The deadline covers
+// the whole stop: the stream thread's commit and close, and then the teardown after run()
+// (the API, the fencer's and the owner refresh's threads, the Kafka clients), which may wait on
+// brokers that no longer answer. A run that ended without a signal (a fatal error) gets the
+// same deadline for its teardown, from armTeardown() on.
 class StopSignals {
  public:
   StopSignals(StreamProcessor& processor, std::chrono::milliseconds deadline)
@@ -73,16 +78,17 @@ class StopSignals {
           sigaddset(&set, SIGINT);
           int signal = 0;
           if (sigwait(&set, &signal) != 0) return;
-          {
-            std::lock_guard lock(mu_);
-            if (done_) return;
-          }
-          spdlog::info("received {}; stopping within {} ms", strsignal(signal), deadline.count());
-          processor.requestStop();
           std::unique_lock lock(mu_);
+          if (done_) return;
+          if (teardown_) {
+            spdlog::debug("run ended; tearing down within {} ms", deadline.count());
+          } else {
+            spdlog::info("received {}; stopping within {} ms", strsignal(signal), deadline.count());
+            processor.requestStop();
+          }
           // The extra second lets the processor report its own overrun first.
           if (!cv_.wait_for(lock, deadline + std::chrono::seconds(1), [this] { return done_; })) {
-            spdlog::critical("stop overran its deadline; exiting now");
+            spdlog::critical("stop overran its deadline (--shutdown-timeout-ms); exiting now");
             spdlog::shutdown();
             _exit(1);
           }
@@ -96,11 +102,24 @@ class StopSignals {
     pthread_kill(thread_.native_handle(), SIGTERM);  // releases sigwait if still waiting
     thread_.join();
   }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  // run() has returned: what is left of the stop must end within the deadline too (counted
+  // from the signal when one came, else from now).
+  void armTeardown() {
+    {
+      std::lock_guard lock(mu_);
+      teardown_ = true;
+    }
+    pthread_kill(thread_.native_handle(), SIGTERM);  // releases sigwait if still waiting
+  }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  bool teardown_ = false;
   std::thread thread_;
 };
 
@@ -210,9 +229,10 @@ int runService(ServiceConfig config) {
   auto registry = std::make_shared<ServiceRegistry>();  // scrapes add process_*
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);
-  StreamProcessor processor(config, kafka_properties, hasher, *db, metrics);
+  auto processor =
+      std::make_unique<StreamProcessor>(config, kafka_properties, hasher, *db, metrics);
   // The API comes up first: liveness and metrics answer while Kafka is still being reached.
-  api::Router router(api_options, processor.view(), *registry);
+  api::Router router(api_options, processor->view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
     logHttpStartError(config, *http_error);
@@ -230,13 +250,17 @@ int runService(ServiceConfig config) {
       return 1;
     }
   }
-  if (auto start_error = processor.start()) {
+  if (auto start_error = processor->start()) {
     spdlog::critical("cannot start: {}", *start_error);
     return 1;
   }
-  StopSignals signals(processor, std::chrono::milliseconds(config.shutdown_timeout_ms));
-  const int status = processor.run();
+  StopSignals signals(*processor, std::chrono::milliseconds(config.shutdown_timeout_ms));
+  const int status = processor->run();
+  signals.armTeardown();
   http.stop();
+  // While the signals' deadline still runs: the processor's threads (the fencer, the owner
+  // refresh) may sit in admin calls, and its clients' close may wait on brokers.
+  processor.reset();
   spdlog::info("stopped with status {}", status);
   return status;
 }

@@ -66,5 +66,32 @@ TEST_F(BrokerFailoverTest, LeaderKilledMidStreamAndRestartedLosesNothingRepeatsN
   EXPECT_EQ(service.waitExit(seconds(25)), 0) << service.stderrText();
 }
 
+// Every broker gone when SIGTERM comes: the commit cannot go through, and the teardown after the
+// stream thread (the fencer's and the owner refresh's threads in admin calls, the clients' close)
+// waits on brokers that never answer. The whole stop must still end within
+// --shutdown-timeout-ms (plus the watchdog's one second): before, the watchdog was destroyed
+// before that teardown ran, and nothing bounded it.
+TEST_F(BrokerFailoverTest, EveryBrokerGoneAtSigtermTheStopStillEndsWithinItsDeadline) {
+  StreamOptions options;
+  options.records = 50'000;
+  options.cards = 2'000;
+  options.step_ms = 3;
+  produce(generateStream(options));
+  auto& service = startInstance(
+      "unreachable", {"--changelog-replication-factor", "3", "--shutdown-timeout-ms", "3000"});
+  ASSERT_TRUE(waitForSomeProgress()) << service.stderrText();
+  const auto stopped = script({"stop"});
+  std::printf("stopped the cluster: %s\n", stopped.c_str());
+
+  const auto signalled = std::chrono::steady_clock::now();
+  service.signal(SIGTERM);
+  const auto status = service.waitExit(seconds(20));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - signalled);
+  ASSERT_TRUE(status.has_value()) << "still running 20 s after SIGTERM; " << service.stderrText();
+  EXPECT_EQ(*status, 1) << "nothing could commit: not a clean stop";
+  EXPECT_LE(took.count(), 3000 + 1000 + 500) << "the stop overran --shutdown-timeout-ms 3000";
+}
+
 }  // namespace
 }  // namespace fraud::testing
