@@ -266,7 +266,8 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--standby-interval-ms", c.standby_interval_ms,
         "How often a standby copy catches up with the changelog (ms)")
       ->capture_default_str();
-  f.opt("--shutdown-timeout-ms", c.shutdown_timeout_ms, "Deadline for a clean stop (ms)")
+  f.opt("--shutdown-timeout-ms", c.shutdown_timeout_ms,
+        "Deadline for the whole stop after SIGTERM, teardown included (ms)")
       ->capture_default_str();
 }
 
