@@ -10,8 +10,63 @@ namespace {
 
 constexpr int kBlockingCallMs = 10'000;
 constexpr int kDescribeGroupMs = 2'000;
+// Past these, an existing changelog draws a warning: its active segment, which the cleaner never
+// compacts, may hold a whole day of updates.
+constexpr int64_t kAdvisedMaxSegmentBytes = 64LL << 20;
+constexpr int64_t kAdvisedMaxSegmentMs = 60LL * 60 * 1000;
+constexpr double kAdvisedMaxDirtyRatio = 0.5;
+
+// The entry as a number, the broker's default when absent or unreadable.
+template <typename Number>
+Number entryOr(const std::map<std::string, std::string>& config, const std::string& key,
+               Number fallback) {
+  const auto it = config.find(key);
+  if (it == config.end()) return fallback;
+  Number value{};
+  const auto& text = it->second;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size() ? value : fallback;
+}
 
 }  // namespace
+
+const std::map<std::string, std::string>& changelogTopicConfig() {
+  static const std::map<std::string, std::string> config = {
+      {"cleanup.policy", "compact"},
+      {"segment.bytes", std::to_string(8 << 20)},
+      {"segment.ms", std::to_string(10 * 60 * 1000)},
+      {"min.cleanable.dirty.ratio", "0.1"},
+  };
+  return config;
+}
+
+std::optional<std::string> changelogCompactionAdvice(
+    const std::string& topic, const std::map<std::string, std::string>& config) {
+  std::vector<std::string> reasons;
+  const auto policy = config.find("cleanup.policy");
+  if (policy != config.end() && policy->second.find("compact") == std::string::npos) {
+    reasons.push_back("cleanup.policy is " + policy->second + ", not compact");
+  }
+  // Kafka's defaults: 1 GiB segments, rolled at least every 7 days, cleaned at half dirty.
+  const auto segment_bytes = entryOr<int64_t>(config, "segment.bytes", 1LL << 30);
+  const auto segment_ms = entryOr<int64_t>(config, "segment.ms", 7LL * 24 * 3600 * 1000);
+  if (segment_bytes > kAdvisedMaxSegmentBytes && segment_ms > kAdvisedMaxSegmentMs) {
+    reasons.push_back("its segments roll only at " + std::to_string(segment_bytes) + " bytes or " +
+                      std::to_string(segment_ms) +
+                      " ms, and the active segment is never compacted");
+  }
+  if (const auto ratio = entryOr<double>(config, "min.cleanable.dirty.ratio", 0.5);
+      ratio > kAdvisedMaxDirtyRatio) {
+    reasons.push_back("min.cleanable.dirty.ratio is " + config.at("min.cleanable.dirty.ratio"));
+  }
+  if (reasons.empty()) return std::nullopt;
+  std::string advice = "changelog topic " + topic +
+                       " may keep many records a card, and every restore reads them all (";
+  for (size_t i = 0; i < reasons.size(); ++i) advice += (i > 0 ? "; " : "") + reasons[i];
+  return advice +
+         "); the service creates it with segment.bytes=8388608, segment.ms=600000 and "
+         "min.cleanable.dirty.ratio=0.1";
+}
 
 TopicAdmin::TopicAdmin(rd_kafka_t* client, const ServiceConfig& config)
     : client_(client), config_(config) {}
@@ -38,7 +93,10 @@ std::optional<std::string> TopicAdmin::checkTopics() {
 std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
   const auto info = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
   if (info.status == kafka::TopicStatus::kFound) {
-    if (info.partitions == input_partitions_) return std::nullopt;
+    if (info.partitions == input_partitions_) {
+      adviseOnChangelogCompaction();
+      return std::nullopt;
+    }
     return "changelog topic " + config_.changelog_topic + " has " +
            std::to_string(info.partitions) + " partitions; it needs as many as " +
            config_.input_topic + " (" + std::to_string(input_partitions_) + ")";
@@ -50,7 +108,7 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
   topic.name = config_.changelog_topic;
   topic.partitions = input_partitions_;
   topic.replication_factor = config_.changelog_replication_factor;
-  topic.config = {{"cleanup.policy", "compact"}};
+  topic.config = changelogTopicConfig();
   std::string error;
   if (!kafka::createTopic(client_, topic, kBlockingCallMs, error)) {
     // Another instance may have created it meanwhile.
@@ -60,43 +118,33 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
     }
     return "cannot create changelog topic " + config_.changelog_topic + ": " + error;
   }
-  spdlog::info("created changelog topic {} ({} partitions, compacted)", config_.changelog_topic,
-               input_partitions_);
+  spdlog::info("created changelog topic {} ({} partitions, compacted, segments of 8 MiB or 10 min)",
+               config_.changelog_topic, input_partitions_);
   return std::nullopt;
 }
 
-std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
-  rd_kafka_ConfigResource_t* resource =
-      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str());
-  kafka::KafkaQueue queue(rd_kafka_queue_new(client_));
-  rd_kafka_DescribeConfigs(client_, &resource, 1, nullptr, queue.get());
-  rd_kafka_ConfigResource_destroy(resource);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue.get(), kBlockingCallMs);
-  if (event == nullptr) return std::nullopt;
-  std::optional<size_t> limit;
-  if (rd_kafka_event_error(event) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    size_t count = 0;
-    const auto* resources = rd_kafka_DescribeConfigs_result_resources(
-        rd_kafka_event_DescribeConfigs_result(event), &count);
-    for (size_t r = 0; r < count && !limit; ++r) {
-      if (rd_kafka_ConfigResource_error(resources[r]) != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
-      size_t entries = 0;
-      const auto* configs = rd_kafka_ConfigResource_configs(resources[r], &entries);
-      for (size_t e = 0; e < entries; ++e) {
-        if (std::string_view(rd_kafka_ConfigEntry_name(configs[e])) != "max.message.bytes") {
-          continue;
-        }
-        const char* value = rd_kafka_ConfigEntry_value(configs[e]);
-        size_t parsed = 0;
-        const std::string_view text = value == nullptr ? "" : value;
-        if (std::from_chars(text.data(), text.data() + text.size(), parsed).ec == std::errc()) {
-          limit = parsed;
-        }
-      }
-    }
+void TopicAdmin::adviseOnChangelogCompaction() {
+  // The mock cluster does not answer DescribeConfigs.
+  if (config_.embedded_kafka) return;
+  std::string error;
+  const auto config =
+      kafka::describeTopicConfig(client_, config_.changelog_topic, kBlockingCallMs, error);
+  if (!config) {
+    spdlog::debug("changelog topic {}: {}", config_.changelog_topic, error);
+    return;
   }
-  rd_kafka_event_destroy(event);
-  return limit;
+  if (auto advice = changelogCompactionAdvice(config_.changelog_topic, *config)) {
+    spdlog::warn("{}", *advice);
+  }
+}
+
+std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
+  std::string error;
+  const auto config = kafka::describeTopicConfig(client_, topic, kBlockingCallMs, error);
+  if (!config) return std::nullopt;
+  const auto limit = entryOr<int64_t>(*config, "max.message.bytes", -1);
+  if (limit < 0) return std::nullopt;
+  return static_cast<size_t>(limit);
 }
 
 void TopicAdmin::startOwnerRefresh(std::chrono::milliseconds every) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "service/config.h"
 #include "service/kafka/admin.h"
@@ -23,6 +24,19 @@ namespace fraud::service {
 //
 // Thread-safety: start-up checks from one thread before startOwnerRefresh(); ownerOf() from any
 // thread; the destructor stops the refresh thread.
+// The topic configuration the service creates its changelog with: compacted, and rolling its
+// segments soon enough (8 MiB or 10 minutes) that the log cleaner, which never touches the
+// active segment, keeps it near one record a card; cleaned once a tenth of it is dirty. A
+// restore reads the whole changelog partition, so every stale update it holds costs the
+// failover time.
+[[nodiscard]] const std::map<std::string, std::string>& changelogTopicConfig();
+
+// Advice when an existing changelog's configuration lets it keep many records a card (its
+// segments roll rarely, or it is cleaned only when mostly dirty, or it is not compacted):
+// nothing when it is fine. Entries missing from `config` count as the broker's defaults.
+[[nodiscard]] std::optional<std::string> changelogCompactionAdvice(
+    const std::string& topic, const std::map<std::string, std::string>& config);
+
 class TopicAdmin {
  public:
   // `client` (any librdkafka handle) must outlive this object.
@@ -46,6 +60,8 @@ class TopicAdmin {
 
  private:
   [[nodiscard]] std::optional<std::string> ensureChangelogTopic();
+  // Warns when the existing changelog's configuration lets it keep many records a card.
+  void adviseOnChangelogCompaction();
   [[nodiscard]] std::optional<std::map<int32_t, std::string>> describeOwners();
 
   rd_kafka_t* client_;

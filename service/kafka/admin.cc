@@ -146,6 +146,43 @@ bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms, std:
   return true;
 }
 
+std::optional<std::map<std::string, std::string>> describeTopicConfig(rd_kafka_t* client,
+                                                                      const std::string& topic,
+                                                                      int timeout_ms,
+                                                                      std::string& error) {
+  std::unique_ptr<rd_kafka_ConfigResource_t, decltype(&rd_kafka_ConfigResource_destroy)> resource(
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()),
+      &rd_kafka_ConfigResource_destroy);
+  KafkaQueue queue(rd_kafka_queue_new(client));
+  rd_kafka_ConfigResource_t* resources[] = {resource.get()};
+  rd_kafka_DescribeConfigs(client, resources, 1, nullptr, queue.get());
+  const auto event = awaitResult(queue.get(), timeout_ms);
+  if (!event) {
+    error = "describing the config of " + topic + " timed out";
+    return std::nullopt;
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot describe " + topic + ": " + rd_kafka_event_error_string(event.get());
+    return std::nullopt;
+  }
+  size_t count = 0;
+  const auto* results = rd_kafka_DescribeConfigs_result_resources(
+      rd_kafka_event_DescribeConfigs_result(event.get()), &count);
+  if (count != 1 || rd_kafka_ConfigResource_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    error = "cannot describe " + topic + ": " +
+            (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result");
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> config;
+  size_t entries = 0;
+  const auto* configs = rd_kafka_ConfigResource_configs(results[0], &entries);
+  for (size_t e = 0; e < entries; ++e) {
+    const char* value = rd_kafka_ConfigEntry_value(configs[e]);
+    config[rd_kafka_ConfigEntry_name(configs[e])] = value == nullptr ? "" : value;
+  }
+  return config;
+}
+
 bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
                       const std::map<std::string, std::string>& config, int timeout_ms,
                       std::string& error) {

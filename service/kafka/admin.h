@@ -48,6 +48,11 @@ struct NewTopic {
 [[nodiscard]] bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms,
                                std::string& error);
 
+// The topic's configuration as the broker reports it (DescribeConfigs: every entry, defaults
+// included); nothing, with `error` set, when it cannot be read.
+[[nodiscard]] std::optional<std::map<std::string, std::string>> describeTopicConfig(
+    rd_kafka_t* client, const std::string& topic, int timeout_ms, std::string& error);
+
 // Sets the topic's configuration to these entries (AlterConfigs: any other entry returns to its
 // default).
 [[nodiscard]] bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
