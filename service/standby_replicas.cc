@@ -33,6 +33,13 @@ StandbyReplicas::StandbyReplicas(Options options, RestoreQueue& restorer,
                                  std::function<std::map<int32_t, std::string>()> owners)
     : options_(std::move(options)), restorer_(restorer), owners_(std::move(owners)) {}
 
+bool StandbyReplicas::copiedElsewhere(const std::vector<int32_t>& owned) const {
+  if (options_.replicas <= 0 || owned.empty()) return false;
+  const auto owners = owners_();
+  return std::any_of(owners.begin(), owners.end(),
+                     [this](const auto& entry) { return entry.second != options_.self; });
+}
+
 void StandbyReplicas::tick(const std::vector<int32_t>& owned, Clock::time_point now) {
   takeCompleted(now);
   if (last_round_ && now - *last_round_ < options_.interval) return;

@@ -63,6 +63,10 @@ class StandbyReplicas {
   void release(const std::vector<int32_t>& partitions);
 
   [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const;
+  // Whether the placement puts a copy of each of these partitions (owned here) on another
+  // member: the owner map names at least one member besides this one. Such a member catches its
+  // copies up every interval, so a partition handed to it restores only a short tail.
+  [[nodiscard]] bool copiedElsewhere(const std::vector<int32_t>& owned) const;
   // Partitions that stopped being copies since the last call (their gauges go).
   [[nodiscard]] std::vector<int32_t> takeDropped();
   // Changelog records the catch-ups found malformed since the last call (their cards dropped,

@@ -13,6 +13,8 @@ namespace {
 constexpr int kPollMs = 50;
 constexpr size_t kConsumeBatch = 1024;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
+// How long a stop waits for its hand-over's revocation at most (within the stop's deadline).
+constexpr auto kHandOverWait = std::chrono::seconds(5);
 
 using kafka::wallClockSeconds;
 // Stamps polled records' lateness: a few milliseconds of resolution is plenty.
@@ -234,6 +236,36 @@ void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
   }
 }
 
+void StreamThread::handOverToStandbys(Clock::time_point deadline) {
+  StandbyReplicas* standbys = tasks_.standbys();
+  const std::vector<int32_t> held = tasks_.partitions();
+  if (!config_.static_membership || standbys == nullptr || !standbys->copiedElsewhere(held)) {
+    return;
+  }
+  spdlog::info(
+      "handing {} partition(s) over to the members that keep their standby copies (leaving the "
+      "group rather than holding them under static membership)",
+      held.size());
+  // Unsubscribing revokes every partition (the callback, served by the polls below) and sends a
+  // LeaveGroup once that is through: the group reassigns them now, not at the session timeout.
+  // (Left to the close, a static member's leave is skipped.)
+  if (const auto err = rd_kafka_unsubscribe(clients_.consumer)) {
+    spdlog::warn("hand-over: unsubscribe: {}; holding the partitions until we are back",
+                 rd_kafka_err2str(err));
+    return;
+  }
+  const auto until = std::min(deadline, Clock::now() + kHandOverWait);
+  while (!tasks_.partitions().empty() && Clock::now() < until) {
+    if (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, kPollMs)) {
+      rd_kafka_message_destroy(message);  // fetched before the revocation: not processed
+    }
+  }
+  // One more poll lets the LeaveGroup go out before the close terminates the group handling.
+  if (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, kPollMs)) {
+    rd_kafka_message_destroy(message);
+  }
+}
+
 void StreamThread::refreshGauges() {
   last_gauges_ = Clock::now();
   const double now_s = wallClockSeconds();
@@ -305,6 +337,7 @@ int StreamThread::shutdown() {
     if (commits_.commitNow() != CommitCoordinator::Outcome::kCommitted) status = 1;
     if (status == 0 && !commits_.persist()) status = 1;
   }
+  if (status == 0) handOverToStandbys(deadline);
   // Closing runs the revoke callback (nothing left to commit; after a fatal error it only drops
   // the tasks) and leaves the group, unless the membership is static. It must run in every
   // case: destroying an unclosed consumer would call back into members already destroyed.

@@ -101,6 +101,10 @@ class StreamThread {
   void refreshGauges();
   void refreshStandbyGauges();
   [[nodiscard]] int shutdown();
+  // On a clean stop under static membership with standby replicas, when another member keeps
+  // copies of what is held here: leaves the group, so the partitions move to warm copies at once
+  // instead of waiting for this instance to come back (a rolling restart's pause).
+  void handOverToStandbys(Clock::time_point deadline);
 
   const ServiceConfig& config_;
   Clients clients_;
