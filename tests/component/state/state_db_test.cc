@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "state/card_state_codec.h"
 #include "tests/component/state/state_db_fixture.h"
 
@@ -43,6 +45,17 @@ TEST_F(StateDbTest, AnUnreadableCheckpointThrowsCardStoreError) {
   rawPut(options_.dir, std::string("P\0\0\0\3", 5), "not a checkpoint");
   reopen();
   EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
+}
+
+// A checkpoint on disk whose values are out of bounds (state/partition_checkpoint.h) is refused
+// like one that does not decode: a restore then rebuilds the partition from the changelog.
+TEST_F(StateDbTest, ACheckpointOutOfBoundsOnDiskIsRefusedLikeAnUnreadableOne) {
+  ASSERT_EQ(
+      db_->writeRestored(3, {}, PartitionCheckpoint{9, std::numeric_limits<int64_t>::max(), 3}),
+      std::nullopt);
+  EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
+  ASSERT_EQ(db_->writeRestored(4, {}, PartitionCheckpoint{-1, 10, 3}), std::nullopt);
+  EXPECT_THROW((void)db_->checkpoint(4), detectors::CardStoreError);
 }
 
 TEST(StateDbOptions, ValidateReportsEveryProblem) {
