@@ -33,10 +33,11 @@ namespace fraud::service {
 // changelog holds nothing past the local checkpoint is done after one offsets request.
 //
 // Hostile changelog records never stop a restore: a card record that does not decode is
-// counted and its card dropped (as if erased); an unreadable checkpoint record is counted and
-// skipped; a local checkpoint that does not decode makes the partition rebuild from the
-// changelog's start. One partition's restore, from its start to its result, is a RestoreJob;
-// this class runs them: the queue, the thread, the consumer, leases and reporting.
+// counted and its card dropped (as if erased); a checkpoint record that does not decode or is
+// out of bounds is counted and not adopted; a local checkpoint that is either makes the
+// partition rebuild from the changelog's start (RestoreJob says what each leaves). One
+// partition's restore, from its start to its result, is a RestoreJob; this class runs them: the
+// queue, the thread, the consumer, leases and reporting.
 //
 // Two roles. The active restorer brings up partitions assigned here, before they are consumed.
 // The standby restorer (--standby-replicas) catches up warm copies of partitions owned
