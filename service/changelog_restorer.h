@@ -47,6 +47,12 @@ namespace fraud::service {
 // active one waits for it, the standby one gives the partition up for that round (`busy`), and
 // never takes a partition it was told to cancel.
 //
+// Only the latest restore of a partition runs and is reported: one queued again (revoked and
+// assigned again, under the eager protocol) supersedes the one running, which is abandoned
+// within a batch (kConsumeWaitMs and the batch's records), its lease released; the new one runs
+// in the next round, which starts as soon as the running round has no job left (at once when
+// every partition of it was assigned again).
+//
 // Thread-safety: the RestoreQueue methods may be called from any thread; start() and stop()
 // from the owning thread.
 class ChangelogRestorer final : public RestoreQueue {
@@ -86,8 +92,11 @@ class ChangelogRestorer final : public RestoreQueue {
   // Takes the job's lease (standby: only when free and not cancelled) and begins it. False when
   // the job ended there.
   [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high);
-  // Hands a result to takeCompleted(), unless its partition was cancelled.
+  // Hands a result to takeCompleted(), unless it is stale (wanted() no longer).
   void report(RestoreResult result);
+  // Whether `ticket` is the one `partition` is to be restored under: the latest enqueued, not
+  // cancelled, not reported yet. REQUIRES: mu_ held.
+  [[nodiscard]] bool wanted(int32_t partition, uint64_t ticket) const;
 
   kafka::KafkaProperties kafka_;
   std::string topic_;
@@ -105,7 +114,9 @@ class ChangelogRestorer final : public RestoreQueue {
   std::deque<std::pair<int32_t, uint64_t>> queue_;
   std::vector<RestoreResult> completed_;
   std::map<int32_t, double> progress_;
-  std::map<int32_t, bool> cancelled_;
+  // Per partition, the ticket of its restore to come or running: set by enqueue(), dropped by
+  // cancel() and by the report. A job under another ticket is stale: abandoned, never reported.
+  std::map<int32_t, uint64_t> wanted_;
 };
 
 }  // namespace fraud::service

@@ -36,6 +36,9 @@ struct RestoreResult {
 class RestoreQueue {
  public:
   virtual ~RestoreQueue() = default;
+  // Restores each partition under its ticket. A partition queued or restoring under an older
+  // ticket is superseded: that restore is dropped from the queue, or abandoned soon, and never
+  // reported.
   virtual void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) = 0;
   // Stops restoring `partition` (revoked): it is dropped from the queue, or abandoned soon.
   virtual void cancel(int32_t partition) = 0;
