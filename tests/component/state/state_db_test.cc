@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <limits>
 
 #include "state/card_state_codec.h"
@@ -56,6 +57,21 @@ TEST_F(StateDbTest, ACheckpointOutOfBoundsOnDiskIsRefusedLikeAnUnreadableOne) {
   EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
   ASSERT_EQ(db_->writeRestored(4, {}, PartitionCheckpoint{-1, 10, 3}), std::nullopt);
   EXPECT_THROW((void)db_->checkpoint(4), detectors::CardStoreError);
+}
+
+// A state directory that is a plain file, or lies under one: RocksDB cannot open it, and the
+// database that did not open is dropped without touching its handle (it used to be flushed:
+// SIGSEGV after the message was written).
+TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
+  db_.reset();
+  const auto file = dir_ / "plain-file";
+  std::ofstream(file) << "not a directory";
+  for (const fs::path& path : {file, file / "under"}) {
+    options_.dir = path.string();
+    std::string error;
+    EXPECT_EQ(StateDb::open(options_, error), nullptr) << path;
+    EXPECT_NE(error.find("cannot open state in " + path.string()), std::string::npos) << error;
+  }
 }
 
 TEST(StateDbOptions, ValidateReportsEveryProblem) {
