@@ -74,6 +74,25 @@ TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
   }
 }
 
+// The same for a directory RocksDB refuses for another reason: one this process has open
+// already (its LOCK is held).
+TEST_F(StateDbTest, AStateDirOpenAlreadyIsRefusedAndTheOpenOneKeepsWorking) {
+  std::string error;
+  EXPECT_EQ(StateDb::open(options_, error), nullptr);
+  EXPECT_NE(error.find("cannot open state in " + options_.dir), std::string::npos) << error;
+  ASSERT_EQ(db_->writeRestored(1, {}, PartitionCheckpoint{1, 2, 3}), std::nullopt);
+  EXPECT_EQ(db_->checkpoint(1), (PartitionCheckpoint{1, 2, 3}));
+}
+
+// A state directory whose parents do not exist yet is created with them (RocksDB makes the
+// last one only), as the service's configuration check lets it be.
+TEST_F(StateDbTest, AStateDirIsCreatedWithItsParents) {
+  db_.reset();
+  options_.dir = (dir_ / "a" / "b" / "state").string();
+  reopen();
+  EXPECT_TRUE(fs::is_directory(options_.dir));
+}
+
 TEST(StateDbOptions, ValidateReportsEveryProblem) {
   StateDbOptions options;
   options.block_cache_mb = 1;
