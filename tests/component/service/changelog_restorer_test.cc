@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <array>
 #include <filesystem>
 #include <limits>
 #include <memory>
@@ -187,12 +188,13 @@ TEST_F(ChangelogRestorerTest, AnUnreadableLocalCheckpointRebuildsFromTheChangelo
 TEST_F(ChangelogRestorerTest, ACheckpointRecordOutOfBoundsIsNotAdopted) {
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  const state::PartitionCheckpoint bad[] = {{8, kMax, 0}, {-1, 3'000, 0}, {-2, kMin, 0}};
+  const std::array<state::PartitionCheckpoint, 3> bad = {
+      {{8, kMax, 0}, {-1, 3'000, 0}, {-2, kMin, 0}}};
   for (int32_t p = 0; p < 3; ++p) {
     sendCard(p, refOf(1), stateAt(1'000));                       // offset 0
     sendCheckpoint(p, state::PartitionCheckpoint{7, 2'000, 0});  // 1
     sendCard(p, refOf(2), stateAt(3'000));                       // 2
-    sendCheckpoint(p, bad[p]);                                   // 3
+    sendCheckpoint(p, bad.at(static_cast<size_t>(p)));           // 3
   }
   auto restorer = started();
   restorer->enqueue({{0, 1}, {1, 2}, {2, 3}});
