@@ -20,8 +20,9 @@ enum class Outcome : uint8_t { kAccepted, kLateDropped, kDuplicate };
 // worker drives it.
 class PartitionDetector {
  public:
-  // `stream_time` resumes a partition from a checkpoint; the store must hold that checkpoint's
-  // card states.
+  // `stream_time` resumes a partition from a checkpoint (0..kMaxEventTime, as decoding bounds
+  // it; outside, decisions follow the value but the arithmetic saturates instead of
+  // overflowing); the store must hold that checkpoint's card states.
   PartitionDetector(const DetectorOptions& options, CardStore& store,
                     std::optional<EventTime> stream_time = std::nullopt);
 

@@ -76,7 +76,9 @@ void ChangelogRestorer::enqueue(
   {
     std::lock_guard lock(mu_);
     for (const auto& [partition, ticket] : partition_tickets) {
-      cancelled_.erase(partition);
+      // A restore of the partition that runs under an older ticket is stale from here on: it
+      // is abandoned within a batch and never reported (RestoreQueue).
+      wanted_[partition] = ticket;
       queue_.emplace_back(partition, ticket);
       progress_[partition] = 0;
     }
@@ -90,8 +92,13 @@ void ChangelogRestorer::cancel(int32_t partition) {
       std::remove_if(queue_.begin(), queue_.end(),
                      [partition](const auto& queued) { return queued.first == partition; }),
       queue_.end());
-  cancelled_[partition] = true;
+  wanted_.erase(partition);
   progress_.erase(partition);
+}
+
+bool ChangelogRestorer::wanted(int32_t partition, uint64_t ticket) const {
+  const auto it = wanted_.find(partition);
+  return it != wanted_.end() && it->second == ticket;
 }
 
 std::vector<RestoreResult> ChangelogRestorer::takeCompleted() {
@@ -136,13 +143,22 @@ void ChangelogRestorer::loop() {
 
 void ChangelogRestorer::report(RestoreResult result) {
   std::lock_guard lock(mu_);
+  if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
   progress_.erase(result.partition);
-  if (!cancelled_[result.partition]) completed_.push_back(std::move(result));
+  wanted_.erase(result.partition);
+  completed_.push_back(std::move(result));
 }
 
 void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>& queued) {
   std::map<int32_t, uint64_t> tickets;
-  for (const auto& [p, ticket] : queued) tickets[p] = ticket;  // queued twice: the newer wins
+  {
+    // Queued twice, only the newer ticket is wanted; cancelled since, neither is.
+    std::lock_guard lock(mu_);
+    for (const auto& [p, ticket] : queued) {
+      if (wanted(p, ticket)) tickets[p] = ticket;
+    }
+  }
+  if (tickets.empty()) return;
   std::map<int32_t, RestoreJob> jobs;
   for (const auto& [p, ticket] : tickets) {
     jobs.try_emplace(p, db_, p, ticket, /*log_open_transaction_waits=*/role_ == Role::kActive);
@@ -204,8 +220,8 @@ void ChangelogRestorer::consume(std::map<int32_t, RestoreJob>& jobs, size_t rema
       std::lock_guard lock(mu_);
       if (stopping_) break;
       for (auto& [p, job] : jobs) {
-        if (job.done() || !cancelled_[p]) continue;
-        job.abandon();
+        if (job.done() || wanted(p, job.ticket())) continue;
+        job.abandon();  // revoked, or assigned again: a restore under the new ticket is queued
         --remaining;
       }
     }
@@ -225,7 +241,7 @@ void ChangelogRestorer::consume(std::map<int32_t, RestoreJob>& jobs, size_t rema
     std::lock_guard lock(mu_);
     for (const auto& [p, job] : jobs) {
       const auto progress = job.progress();
-      if (progress && !cancelled_[p]) progress_[p] = *progress;
+      if (progress && wanted(p, job.ticket())) progress_[p] = *progress;
     }
   }
 }
@@ -239,7 +255,7 @@ bool ChangelogRestorer::prepare(RestoreJob& job, int64_t low, int64_t high) {
     // Under mu_: a cancel() (the partition was assigned here) that came first is seen, and one
     // that comes later makes the active restore wait for this lease.
     std::lock_guard lock(mu_);
-    if (stopping_ || cancelled_[p]) {
+    if (stopping_ || !wanted(p, job.ticket())) {
       job.abandon();
       return false;
     }

@@ -33,10 +33,11 @@ namespace fraud::service {
 // changelog holds nothing past the local checkpoint is done after one offsets request.
 //
 // Hostile changelog records never stop a restore: a card record that does not decode is
-// counted and its card dropped (as if erased); an unreadable checkpoint record is counted and
-// skipped; a local checkpoint that does not decode makes the partition rebuild from the
-// changelog's start. One partition's restore, from its start to its result, is a RestoreJob;
-// this class runs them: the queue, the thread, the consumer, leases and reporting.
+// counted and its card dropped (as if erased); a checkpoint record that does not decode or is
+// out of bounds is counted and not adopted; a local checkpoint that is either makes the
+// partition rebuild from the changelog's start (RestoreJob says what each leaves). One
+// partition's restore, from its start to its result, is a RestoreJob; this class runs them: the
+// queue, the thread, the consumer, leases and reporting.
 //
 // Two roles. The active restorer brings up partitions assigned here, before they are consumed.
 // The standby restorer (--standby-replicas) catches up warm copies of partitions owned
@@ -45,6 +46,12 @@ namespace fraud::service {
 // partition's lease (PartitionLeases) while it reads the checkpoint and writes cards; the
 // active one waits for it, the standby one gives the partition up for that round (`busy`), and
 // never takes a partition it was told to cancel.
+//
+// Only the latest restore of a partition runs and is reported: one queued again (revoked and
+// assigned again, under the eager protocol) supersedes the one running, which is abandoned
+// within a batch (kConsumeWaitMs and the batch's records), its lease released; the new one runs
+// in the next round, which starts as soon as the running round has no job left (at once when
+// every partition of it was assigned again).
 //
 // Thread-safety: the RestoreQueue methods may be called from any thread; start() and stop()
 // from the owning thread.
@@ -85,8 +92,11 @@ class ChangelogRestorer final : public RestoreQueue {
   // Takes the job's lease (standby: only when free and not cancelled) and begins it. False when
   // the job ended there.
   [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high);
-  // Hands a result to takeCompleted(), unless its partition was cancelled.
+  // Hands a result to takeCompleted(), unless it is stale (wanted() no longer).
   void report(RestoreResult result);
+  // Whether `ticket` is the one `partition` is to be restored under: the latest enqueued, not
+  // cancelled, not reported yet. REQUIRES: mu_ held.
+  [[nodiscard]] bool wanted(int32_t partition, uint64_t ticket) const;
 
   kafka::KafkaProperties kafka_;
   std::string topic_;
@@ -104,7 +114,9 @@ class ChangelogRestorer final : public RestoreQueue {
   std::deque<std::pair<int32_t, uint64_t>> queue_;
   std::vector<RestoreResult> completed_;
   std::map<int32_t, double> progress_;
-  std::map<int32_t, bool> cancelled_;
+  // Per partition, the ticket of its restore to come or running: set by enqueue(), dropped by
+  // cancel() and by the report. A job under another ticket is stale: abandoned, never reported.
+  std::map<int32_t, uint64_t> wanted_;
 };
 
 }  // namespace fraud::service

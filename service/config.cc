@@ -76,6 +76,9 @@ void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
 void ServiceConfig::validateProcessing(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
   for (auto& problem : state.validate()) add(problem);
+  // Here, with the other settings, so that a state dir the database cannot open stops the
+  // service before it starts a broker or a listener.
+  if (auto problem = state.checkDir()) add("--state-dir " + *problem);
   for (auto& problem : detector.validate()) add(problem);
   if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
     add("--max-future-skew-ms must be 0.." + std::to_string(detectors::kMaxEventTime));
@@ -222,7 +225,9 @@ void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
 
 // State, the rule and its output.
 void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
-  f.opt("--state-dir", c.state.dir, "RocksDB state directory")->capture_default_str();
+  f.opt("--state-dir", c.state.dir,
+        "RocksDB state directory (created with its parents when missing; must be writable)")
+      ->capture_default_str();
   f.opt("--state-cache-mb", c.state.card_cache_mb, "Decoded card states kept in memory (MiB)")
       ->capture_default_str();
   f.opt("--rocksdb-block-cache-mb", c.state.block_cache_mb, "Shared RocksDB block cache (MiB)")

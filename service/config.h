@@ -76,7 +76,9 @@ struct ServiceConfig {
   // false: no core files and a non-dumpable process (service/core_dumps.h); true for debugging.
   bool allow_core_dumps = false;
 
-  // Every problem with the values, one message each. Files are not read here.
+  // Every problem with the values, one message each. Files are not read here; the state
+  // directory is checked to be usable (StateDbOptions::checkDir: a probe file created and
+  // removed).
   [[nodiscard]] std::vector<std::string> validate() const;
   // Fills defaults that depend on other values (changelog topic, instance id).
   void resolveDefaults();

@@ -133,8 +133,9 @@ PartitionMetrics::PartitionMetrics(prometheus::Registry& registry)
 RestoreMetrics::RestoreMetrics(prometheus::Registry& registry)
     : changelog_malformed(BuildCounter()
                               .Name("fraud_changelog_malformed_records_total")
-                              .Help("Changelog records a restore could not decode (their cards "
-                                    "dropped, or the checkpoint skipped)")
+                              .Help("Changelog records a restore could not decode or rejected "
+                                    "(their cards dropped, or the checkpoint not adopted), and "
+                                    "local checkpoints it rejected")
                               .Register(registry)
                               .Add({})),
       restore_progress(BuildGauge()

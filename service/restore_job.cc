@@ -33,6 +33,10 @@ std::optional<RestoreResult> RestoreJob::begin(PartitionLeases::Lease lease, int
   try {
     local_ = db_.checkpoint(partition_);
     start_ = local_ ? local_->changelog_next_offset : low;
+  } catch (const state::RejectedCheckpoint& e) {
+    ++malformed_;
+    spdlog::warn("partition {}: {}; rebuilding it from the changelog", partition_, e.what());
+    if (auto error = rebuildFrom(low)) return finish(error);
   } catch (const std::exception& e) {
     spdlog::warn("partition {}: {}; rebuilding it from the changelog", partition_, e.what());
     if (auto error = rebuildFrom(low)) return finish(error);
@@ -65,14 +69,26 @@ std::optional<RestoreResult> RestoreJob::apply(const rd_kafka_message_t& message
   next_ = message.offset + 1;
   ++records_;
   if (kafka::keyOf(&message) != kChangelogCheckpointKey) return applyCard(message);
-  if (auto checkpoint = state::PartitionCheckpoint::decode(kafka::payloadOf(&message))) {
-    latest_ = checkpoint;
-  } else {
-    ++malformed_;
-    spdlog::warn("partition {}: unreadable checkpoint record at changelog offset {}; skipped",
-                 partition_, message.offset);
-  }
+  applyCheckpoint(message);
   return std::nullopt;
+}
+
+void RestoreJob::applyCheckpoint(const rd_kafka_message_t& message) {
+  const std::string_view value = kafka::payloadOf(&message);
+  if (auto checkpoint = state::PartitionCheckpoint::decode(value)) {
+    latest_ = checkpoint;
+    checkpoint_rejected_ = false;
+    return;
+  }
+  // The cards from here on belong to the commit this record stood for, which no checkpoint
+  // read so far describes: none stands until a later record gives one.
+  ++malformed_;
+  latest_.reset();
+  checkpoint_rejected_ = true;
+  spdlog::warn(
+      "partition {}: checkpoint record at changelog offset {} rejected ({}); the partition has "
+      "no checkpoint unless a later record gives one",
+      partition_, message.offset, state::PartitionCheckpoint::rejection(value).value_or(""));
 }
 
 std::optional<RestoreResult> RestoreJob::applyEndOfData(const rd_kafka_message_t& message) {
@@ -142,7 +158,7 @@ RestoreResult RestoreJob::finish(std::optional<std::string> error) {
   result.changelog_end = end_;
   result.changelog_next = next_;
   if (!error) {
-    result.checkpoint = latest_ ? latest_ : local_;
+    result.checkpoint = latest_ ? latest_ : checkpoint_rejected_ ? std::nullopt : local_;
     if (result.checkpoint) result.checkpoint->changelog_next_offset = next_;
     error = writer_->finish(result.checkpoint);  // without an error, begin() made the writer
   }

@@ -23,9 +23,15 @@ namespace fraud::service {
 // offset compacted away); in the last two cases the partition's local cards are cleared first.
 // It ends at the changelog's high watermark as it was when it began, waiting past the end of
 // the committed data for a transaction left open. Hostile records never end it: a card record
-// that does not decode is counted and its card dropped (as if erased), an unreadable checkpoint
-// record or an unknown key is counted and skipped. The last checkpoint record read, else the
-// local one, is the result's checkpoint, moved to the next changelog offset.
+// that does not decode is counted and its card dropped (as if erased), an unknown key is counted
+// and skipped. A checkpoint that PartitionCheckpoint::decode() refuses (not of this version, or
+// a value out of bounds) is counted, logged and never adopted: a local one makes the restore
+// rebuild the partition from the changelog's start (as above); a record voids the checkpoint
+// read before it too (the cards after it belong to commits that one does not describe), so
+// unless a later record gives one the result has no checkpoint, like a partition that never had
+// one (the task manager starts it at the group's committed offset, with no stream time). The
+// last checkpoint record read, else the local one, is the result's checkpoint, moved to the next
+// changelog offset.
 //
 // Thread-safety: none; used by the restorer's thread alone.
 class RestoreJob {
@@ -64,6 +70,7 @@ class RestoreJob {
   [[nodiscard]] std::optional<std::string> rebuildFrom(int64_t low);
   [[nodiscard]] std::optional<RestoreResult> applyEndOfData(const rd_kafka_message_t& message);
   [[nodiscard]] std::optional<RestoreResult> applyCard(const rd_kafka_message_t& message);
+  void applyCheckpoint(const rd_kafka_message_t& message);
 
   state::StateDb& db_;
   int32_t partition_;
@@ -72,6 +79,7 @@ class RestoreJob {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::optional<state::PartitionCheckpoint> local_;   // the checkpoint on disk before the restore
   std::optional<state::PartitionCheckpoint> latest_;  // the last checkpoint record read
+  bool checkpoint_rejected_ = false;                  // the last checkpoint record read was refused
   int64_t start_ = 0;
   int64_t end_ = 0;   // the changelog's high watermark when the restore began
   int64_t next_ = 0;  // the next changelog offset to apply

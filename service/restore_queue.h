@@ -12,10 +12,13 @@ namespace fraud::service {
 
 struct RestoreResult {
   int32_t partition = 0;
-  uint64_t ticket = 0;                                   // as given to enqueue()
-  std::optional<state::PartitionCheckpoint> checkpoint;  // none: the partition has no state yet
-  uint64_t records = 0;                                  // changelog records applied
-  uint64_t malformed = 0;       // changelog records that did not decode (their cards dropped)
+  uint64_t ticket = 0;  // as given to enqueue()
+  // None: the partition has no state yet, or its last checkpoint record was rejected.
+  std::optional<state::PartitionCheckpoint> checkpoint;
+  uint64_t records = 0;  // changelog records applied
+  // Changelog records that did not decode (their cards dropped) or were rejected, and a local
+  // checkpoint rejected.
+  uint64_t malformed = 0;
   int64_t changelog_start = 0;  // the changelog offset the restore read from
   int64_t changelog_end = 0;    // the changelog's high watermark when it began
   int64_t changelog_next = 0;   // the next changelog offset it did not apply
@@ -33,6 +36,9 @@ struct RestoreResult {
 class RestoreQueue {
  public:
   virtual ~RestoreQueue() = default;
+  // Restores each partition under its ticket. A partition queued or restoring under an older
+  // ticket is superseded: that restore is dropped from the queue, or abandoned soon, and never
+  // reported.
   virtual void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) = 0;
   // Stops restoring `partition` (revoked): it is dropped from the queue, or abandoned soon.
   virtual void cancel(int32_t partition) = 0;

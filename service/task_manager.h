@@ -40,7 +40,8 @@ class InputControl {
 // Every assignment, rewind-to-restore and rebuild enqueues a restore under a fresh ticket; a
 // completed restore activates its task only when the ticket is the task's current one and the
 // task is still restoring, so a partition revoked and assigned again during a restore is
-// activated once, from the newer restore.
+// activated once, from the newer restore (which the restorer runs alone: the older one is
+// abandoned, never reported; RestoreQueue::enqueue).
 //
 // Thread-safety: the ingest thread (which also runs the rebalance callbacks) calls everything
 // but withTasks(); withTasks() may be called from any thread. The map changes only under the

@@ -10,6 +10,12 @@ using detectors::CardState;
 using detectors::Country;
 using detectors::EventTime;
 using detectors::Incident;
+using detectors::kMaxEventTime;
+
+// The latest an incident can end (docs/rule.md §4: `end = s* + W`): the longest window
+// (DetectorOptions: W is 1..kMaxEventTime) past the latest event time. The codec does not know
+// the service's W, so it bounds by the largest.
+constexpr EventTime kMaxIncidentEnd = 2 * kMaxEventTime;
 
 // Where an encoding goes: a string it grows, or a buffer it must fit (BoundedOut).
 class StringOut {
@@ -96,9 +102,10 @@ class Reader {
     }
     return false;
   }
-  bool time(EventTime& t) {
+  // A time or a span of time of at most `max`.
+  bool time(EventTime& t, EventTime max) {
     uint64_t v;
-    if (!varint(v) || v > static_cast<uint64_t>(INT64_MAX)) return false;
+    if (!varint(v) || v > static_cast<uint64_t>(max)) return false;
     t = static_cast<EventTime>(v);
     return true;
   }
@@ -166,8 +173,8 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
     EventTime delta;
     Country country;
     std::string_view tx_id;
-    if (!in.time(delta) || delta > INT64_MAX - previous || !in.country(country) ||
-        !in.txId(tx_id)) {
+    // docs/rule.md §1: every event time is 0..kMaxEventTime.
+    if (!in.time(delta, kMaxEventTime - previous) || !in.country(country) || !in.txId(tx_id)) {
       return std::nullopt;
     }
     state.events.append(previous, previous + delta, country, tx_id);
@@ -180,8 +187,10 @@ std::optional<CardState> decodeCardState(std::string_view bytes) {
     EventTime length;
     uint64_t revision;
     uint64_t countries;
-    if (!in.time(incident.start) || !in.time(length) || length > INT64_MAX - incident.start ||
-        !in.varint(revision) || revision == 0 || revision > UINT32_MAX || !in.varint(countries) ||
+    // It starts at an event's time and ends at most a window past the latest.
+    if (!in.time(incident.start, kMaxEventTime) ||
+        !in.time(length, kMaxIncidentEnd - incident.start) || !in.varint(revision) ||
+        revision == 0 || revision > UINT32_MAX || !in.varint(countries) ||
         countries > in.remaining() / 2) {
       return std::nullopt;
     }

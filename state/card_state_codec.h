@@ -26,7 +26,9 @@ void encodeCardState(const detectors::CardState& state, std::string& out);
 // record of one card can reach, to check against the topic's record limit at start-up.
 [[nodiscard]] size_t maxEncodedCardStateBytes(size_t max_events);
 
-// Nothing when `bytes` is not a well-formed encoding of this format version.
+// Nothing when `bytes` is not a well-formed encoding of this format version, or names a time no
+// card state of the rule holds: an event time outside 0..kMaxEventTime (docs/rule.md §1), an
+// incident starting outside it or ending more than the longest window past it (§4).
 [[nodiscard]] std::optional<detectors::CardState> decodeCardState(std::string_view bytes);
 
 }  // namespace fraud::state

@@ -50,6 +50,15 @@ std::string Database::describe(const rocksdb::Status& status) {
 }
 
 std::unique_ptr<Database> Database::open(const StateDbOptions& options, std::string& error) {
+  // RocksDB creates the last directory of the path only. (A path that exists as something
+  // else is left for RocksDB to refuse.)
+  std::error_code ec;
+  if (!std::filesystem::exists(options.dir, ec))
+    std::filesystem::create_directories(options.dir, ec);
+  if (ec) {
+    error = "cannot open state in " + options.dir + ": cannot create it: " + ec.message();
+    return nullptr;
+  }
   std::unique_ptr<Database> database(new Database());
   const rocksdb::Options db_options = databaseOptions(options);
   rocksdb::DB* db = nullptr;
@@ -118,6 +127,7 @@ std::optional<std::string> Database::prepareRestoreDir(const std::string& dir) {
 }
 
 Database::~Database() {
+  if (db_ == nullptr) return;  // open() failed before RocksDB opened
   // Without a write-ahead log, only flushed memtables survive the process.
   const auto status = db_->Flush(rocksdb::FlushOptions());
   (void)status;  // a failed flush only means a longer restore from the changelog next time

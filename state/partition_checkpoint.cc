@@ -1,5 +1,7 @@
 #include "state/partition_checkpoint.h"
 
+#include <utility>
+
 namespace fraud::state {
 namespace {
 
@@ -16,6 +18,37 @@ int64_t getFixed64(std::string_view in) {
   return static_cast<int64_t>(v);
 }
 
+// The checkpoint `bytes` encode, or why they are none.
+struct Decoded {
+  std::optional<PartitionCheckpoint> checkpoint;
+  std::string rejection;
+};
+
+Decoded decodeChecked(std::string_view bytes) {
+  if (bytes.size() != kEncodedSize || static_cast<uint8_t>(bytes[0]) != kCheckpointFormat ||
+      static_cast<uint8_t>(bytes[9]) > 1) {
+    return {std::nullopt, "not a checkpoint of format " + std::to_string(kCheckpointFormat) + " (" +
+                              std::to_string(bytes.size()) + " bytes)"};
+  }
+  PartitionCheckpoint checkpoint;
+  checkpoint.next_offset = getFixed64(bytes.substr(1));
+  if (bytes[9] == '\1') checkpoint.stream_time = getFixed64(bytes.substr(10));
+  checkpoint.changelog_next_offset = getFixed64(bytes.substr(18));
+  if (checkpoint.next_offset < 0) {
+    return {std::nullopt, "next offset " + std::to_string(checkpoint.next_offset) + " is negative"};
+  }
+  if (checkpoint.stream_time &&
+      (*checkpoint.stream_time < 0 || *checkpoint.stream_time > detectors::kMaxEventTime)) {
+    return {std::nullopt, "stream time " + std::to_string(*checkpoint.stream_time) +
+                              " is outside 0.." + std::to_string(detectors::kMaxEventTime)};
+  }
+  if (checkpoint.changelog_next_offset < 0) {
+    return {std::nullopt, "changelog offset " + std::to_string(checkpoint.changelog_next_offset) +
+                              " is negative"};
+  }
+  return {checkpoint, {}};
+}
+
 }  // namespace
 
 std::string PartitionCheckpoint::encode() const {
@@ -28,15 +61,13 @@ std::string PartitionCheckpoint::encode() const {
 }
 
 std::optional<PartitionCheckpoint> PartitionCheckpoint::decode(std::string_view bytes) {
-  if (bytes.size() != kEncodedSize || static_cast<uint8_t>(bytes[0]) != kCheckpointFormat ||
-      static_cast<uint8_t>(bytes[9]) > 1) {
-    return std::nullopt;
-  }
-  PartitionCheckpoint checkpoint;
-  checkpoint.next_offset = getFixed64(bytes.substr(1));
-  if (bytes[9] == '\1') checkpoint.stream_time = getFixed64(bytes.substr(10));
-  checkpoint.changelog_next_offset = getFixed64(bytes.substr(18));
-  return checkpoint;
+  return decodeChecked(bytes).checkpoint;
+}
+
+std::optional<std::string> PartitionCheckpoint::rejection(std::string_view bytes) {
+  Decoded decoded = decodeChecked(bytes);
+  if (decoded.checkpoint) return std::nullopt;
+  return std::move(decoded.rejection);
 }
 
 }  // namespace fraud::state

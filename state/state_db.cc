@@ -29,12 +29,11 @@ std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::strin
 std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
   const auto value = db_->get(checkpointKey(partition));
   if (!value) return std::nullopt;
-  auto checkpoint = PartitionCheckpoint::decode(*value);
-  if (!checkpoint) {
-    throw detectors::CardStoreError("unreadable checkpoint of partition " +
-                                    std::to_string(partition));
+  if (auto rejection = PartitionCheckpoint::rejection(*value)) {
+    throw RejectedCheckpoint("local checkpoint of partition " + std::to_string(partition) +
+                             " rejected: " + *rejection);
   }
-  return checkpoint;
+  return PartitionCheckpoint::decode(*value);
 }
 
 std::unique_ptr<RocksDbCardStore> StateDb::cardStore(int32_t partition) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/card_store.h"
 #include "state/card_cache.h"
 #include "state/card_change.h"
 #include "state/partition_checkpoint.h"
@@ -18,6 +19,13 @@ namespace fraud::state {
 
 class CheckpointWriter;
 class Database;
+
+// A partition's checkpoint on disk that PartitionCheckpoint::decode() refuses (not of this
+// version, or a value out of bounds): the partition's state is not usable as it is.
+class RejectedCheckpoint : public detectors::CardStoreError {
+ public:
+  using detectors::CardStoreError::CardStoreError;
+};
 
 // The instance's state on disk: one RocksDB database holding every assigned partition's card
 // states and checkpoints, under a memory budget (shared block cache, write-buffer manager,
@@ -38,8 +46,8 @@ class StateDb {
   StateDb(const StateDb&) = delete;
   StateDb& operator=(const StateDb&) = delete;
 
-  // The partition's checkpoint, or nothing. Throws detectors::CardStoreError when it cannot be
-  // read.
+  // The partition's checkpoint, or nothing. Throws RejectedCheckpoint when it does not decode
+  // or holds a value out of bounds, detectors::CardStoreError when it cannot be read.
   [[nodiscard]] std::optional<PartitionCheckpoint> checkpoint(int32_t partition);
   // The partition's cards, read through a cache. Valid while this database lives. Throws
   // detectors::CardStoreError when the disk cannot be read.

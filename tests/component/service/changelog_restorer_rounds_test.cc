@@ -85,9 +85,8 @@ TEST_F(ChangelogRestorerTest, APartitionCancelledWhileQueuedIsNeverRestored) {
 // A restore cancelled while it runs (here: while a slow broker answers its offsets requests) is
 // abandoned and never reported, whether it had records to read (partition 0) or ended at once
 // (partition 1, empty); the partition queued again is, under its new ticket. (Queued again
-// before the cancelled restore ended, the stale ticket may be reported too: RestoreQueue lets the
-// task manager drop it. The wait for a transaction left open is not testable here: the mock
-// cluster hands uncommitted records to read_committed consumers;
+// before the cancelled restore ended: the next test. The wait for a transaction left open is
+// not testable here: the mock cluster hands uncommitted records to read_committed consumers;
 // tests/integration/service/changelog_restore_test.cc has it on a broker.)
 TEST_F(ChangelogRestorerTest, ACancelledRestoreIsNeverReportedAndOneQueuedAgainIs) {
   sendCard(0, refOf(1), stateAt(1'000));
@@ -111,6 +110,38 @@ TEST_F(ChangelogRestorerTest, ACancelledRestoreIsNeverReportedAndOneQueuedAgainI
   EXPECT_FALSE(result.error.has_value()) << *result.error;
   EXPECT_EQ(cardOf(0, refOf(1)), stateAt(1'000));
   EXPECT_TRUE(restorer->takeCompleted().empty());
+}
+
+// A partition revoked and assigned again while its restore reads (the eager protocol: every
+// partition revoked, then assigned): the running restore is abandoned at once, never reported,
+// and a fresh one, under the new ticket, restores the partition from its start. (It used to
+// read on to its end and be reported under the old ticket, the new one waiting behind it: the
+// partition dark about twice as long.)
+TEST_F(ChangelogRestorerTest, ARestoreCancelledAndQueuedAgainWhileItReadsStopsForTheNewOne) {
+  for (uint8_t n = 1; n <= 20; ++n) sendCard(0, refOf(n), stateAt(n));
+  auto settings = properties();
+  settings["max.partition.fetch.bytes"] = "1";  // one record set a fetch
+  ChangelogRestorer restorer(settings, topic_, *db_);
+  ASSERT_EQ(restorer.start(), std::nullopt);
+  cluster_.setRoundTripMs(100);
+  restorer.enqueue({{0, 1}});
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (restorer.progress(0).value_or(0) == 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GT(restorer.progress(0).value_or(0), 0) << "the first restore never read";
+  restorer.cancel(0);          // revoked
+  restorer.enqueue({{0, 2}});  // and assigned again
+  EXPECT_EQ(restorer.progress(0), 0.0) << "the new restore is queued";
+  cluster_.setRoundTripMs(0);
+  const RestoreResult result = waitForResult(restorer);
+  EXPECT_EQ(result.ticket, 2u) << "the cancelled restore was reported";
+  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_EQ(result.changelog_start, 0);
+  EXPECT_EQ(result.records, 20u) << "the new restore read the whole changelog";
+  for (uint8_t n = 1; n <= 20; ++n) EXPECT_EQ(cardOf(0, refOf(n)), stateAt(n)) << int{n};
+  restorer.stop();
+  EXPECT_TRUE(restorer.takeCompleted().empty()) << "more than one restore was reported";
 }
 
 // A standby round whose partition is assigned here meanwhile (cancelled while the round asks

@@ -8,12 +8,17 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <array>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
+#include "service/task_manager.h"
 #include "tests/component/service/changelog_restorer_fixture.h"
+#include "tests/support/service_fakes.h"
 
 namespace fraud::service {
 namespace {
@@ -170,6 +175,98 @@ TEST_F(ChangelogRestorerTest, AnUnreadableLocalCheckpointRebuildsFromTheChangelo
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   expectRebuiltFromTheChangelog(waitForResult(*restorer));
+}
+
+// A checkpoint record of the right form whose values no owner writes (a foreign or broken
+// producer on the changelog): stream time INT64_MAX would late-drop every later record for good,
+// INT64_MIN overflow the detector, next offset -1 or -2 (librdkafka's logical end and
+// beginning) skip the backlog or replay the partition. It is counted, logged and not adopted;
+// the checkpoint read before it (here: a good one) no longer stands either, since the cards
+// after it belong to commits it does not describe: the partition ends with no checkpoint, as
+// one that never had any (its task starts at the group's committed offset). Its cards are
+// restored all the same.
+TEST_F(ChangelogRestorerTest, ACheckpointRecordOutOfBoundsIsNotAdopted) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::array<state::PartitionCheckpoint, 3> bad = {
+      {{8, kMax, 0}, {-1, 3'000, 0}, {-2, kMin, 0}}};
+  for (int32_t p = 0; p < 3; ++p) {
+    sendCard(p, refOf(1), stateAt(1'000));                       // offset 0
+    sendCheckpoint(p, state::PartitionCheckpoint{7, 2'000, 0});  // 1
+    sendCard(p, refOf(2), stateAt(3'000));                       // 2
+    sendCheckpoint(p, bad.at(static_cast<size_t>(p)));           // 3
+  }
+  auto restorer = started();
+  restorer->enqueue({{0, 1}, {1, 2}, {2, 3}});
+  const auto results = waitForResults(*restorer, 3);
+  ASSERT_EQ(results.size(), 3u) << "restores did not complete within 30 s";
+  for (const RestoreResult& result : results) {
+    SCOPED_TRACE("partition " + std::to_string(result.partition));
+    EXPECT_FALSE(result.error.has_value()) << *result.error;
+    EXPECT_EQ(result.records, 4u);
+    EXPECT_EQ(result.malformed, 1u) << "the rejected checkpoint is counted";
+    EXPECT_EQ(result.checkpoint, std::nullopt)
+        << "adopted: next offset " << result.checkpoint->next_offset << ", stream time "
+        << result.checkpoint->stream_time.value_or(-1);
+    EXPECT_EQ(result.changelog_next, 4);
+    EXPECT_EQ(cardOf(result.partition, refOf(1)), stateAt(1'000));
+    EXPECT_EQ(cardOf(result.partition, refOf(2)), stateAt(3'000));
+  }
+}
+
+// A good checkpoint record after a rejected one is the partition's checkpoint again.
+TEST_F(ChangelogRestorerTest, AGoodCheckpointRecordAfterARejectedOneIsAdopted) {
+  sendCheckpoint(0, state::PartitionCheckpoint{8, std::numeric_limits<int64_t>::max(), 0});
+  sendCard(0, refOf(2), stateAt(3'000));
+  sendCheckpoint(0, state::PartitionCheckpoint{9, 3'000, 0});
+
+  auto restorer = started();
+  restorer->enqueue({{0, 1}});
+  const RestoreResult result = waitForResult(*restorer);
+  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_EQ(result.malformed, 1u);
+  EXPECT_EQ(result.checkpoint, (state::PartitionCheckpoint{9, 3'000, 3}));
+}
+
+// A local checkpoint whose values are out of bounds is refused like one that does not decode
+// (counted too): the partition is rebuilt from the changelog's start.
+TEST_F(ChangelogRestorerTest, ALocalCheckpointOutOfBoundsRebuildsFromTheChangelog) {
+  sendCardAndCheckpoint();
+  writeLocal(0, {{refOf(9), 1'000}}, state::PartitionCheckpoint{-2, 1'000, 1});
+
+  auto restorer = started();
+  restorer->enqueue({{0, 1}});
+  const RestoreResult result = waitForResult(*restorer);
+  expectRebuiltFromTheChangelog(result);
+  EXPECT_EQ(result.malformed, 1u) << "the rejected local checkpoint is counted";
+}
+
+// What the task manager makes of a restore whose last checkpoint record was rejected: a
+// partition without a checkpoint, consumed from the group's committed offset (FakeInput's
+// start offset) with no stream time yet, its cards restored; the record counted once.
+TEST_F(ChangelogRestorerTest, ATaskWhoseCheckpointRecordWasRejectedStartsAtTheCommittedOffset) {
+  sendCard(0, refOf(1), stateAt(1'000));
+  sendCheckpoint(0, state::PartitionCheckpoint{7, std::numeric_limits<int64_t>::max(), 0});
+
+  auto restorer = started();
+  testing::TaskHarness harness;
+  testing::FakeInput input;
+  input.start_offset = 1'234;
+  TaskManager tasks(harness.context, *db_, input, *restorer);
+  tasks.assign({0});
+  std::vector<int32_t> activated;
+  const auto deadline = testing::Clock::now() + std::chrono::seconds(30);
+  while (activated.empty() && testing::Clock::now() < deadline) {
+    activated = tasks.activateRestored();
+    if (activated.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(activated, std::vector<int32_t>{0}) << "not activated within 30 s";
+  EXPECT_EQ(tasks.task(0)->nextOffset(), 1'234);
+  EXPECT_EQ(input.start_offset_queries, 1) << "asked where the group stands";
+  const TaskStatus status = tasks.task(0)->status(0);
+  EXPECT_EQ(status.stream_time_ms, std::nullopt);
+  EXPECT_EQ(status.cards, 1u);
+  EXPECT_EQ(tasks.takeMalformedChangelogRecords(), 1u);
 }
 
 // The disk refuses the restored state (here: its restore folder is gone, so no file can be

@@ -37,6 +37,33 @@ TEST(RunCommand, UnreachableBrokerIsReportedAsSuchNotAsAMissingTopic) {
   EXPECT_NE(err.find(" FAIL: "), std::string::npos) << err;
 }
 
+// A --state-dir that cannot hold the state (a plain file, a path under one) is a problem of the
+// configuration: reported with the others, naming the path, exit 2, before the embedded broker
+// or any listener starts (it used to start both, then die of SIGSEGV, status 139).
+TEST(RunCommand, AnUnusableStateDirIsRefusedBeforeAnythingStarts) {
+  TempDir dir;
+  const std::string file = dir.write("plain-file", "not a directory");
+  for (const std::string& state_dir : {file, file + "/state"}) {
+    SCOPED_TRACE(state_dir);
+    ChildProcess process(
+        FRAUD_DETECTOR_BIN,
+        {"run", "--embedded-kafka", "--embedded-partitions", "1", "--state-dir", state_dir,
+         "--http-port", "0", "--probe-port", "0", "--http-address", "127.0.0.1"},
+        {{"FRAUD_CARD_HASH_KEY", "run-command-test-card-hash-key-32-bytes"}}, dir.file("run"));
+    const auto status = process.waitExit(seconds(60));
+    ASSERT_TRUE(status.has_value()) << "still running";
+    EXPECT_EQ(*status, 2) << process.stderrText();
+    const auto err = process.stderrText();
+    EXPECT_NE(err.find("run: --state-dir " + state_dir), std::string::npos) << err;
+    EXPECT_NE(err.find(file + " is not a directory"), std::string::npos) << err;
+    EXPECT_NE(err.find("1 problem(s)"), std::string::npos) << err;
+    EXPECT_EQ(process.stdoutText().find("bootstrap="), std::string::npos)
+        << "the embedded broker started: " << process.stdoutText();
+    EXPECT_EQ(err.find("API on"), std::string::npos) << "a listener started: " << err;
+    EXPECT_EQ(err.find("probes on"), std::string::npos) << "a listener started: " << err;
+  }
+}
+
 TEST(RunCommand, RefusesAShortCardHashKeyAtStart) {
   TempDir dir;
   ChildProcess process(FRAUD_DETECTOR_BIN,

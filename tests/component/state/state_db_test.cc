@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <limits>
+
 #include "state/card_state_codec.h"
 #include "tests/component/state/state_db_fixture.h"
 
@@ -43,6 +46,51 @@ TEST_F(StateDbTest, AnUnreadableCheckpointThrowsCardStoreError) {
   rawPut(options_.dir, std::string("P\0\0\0\3", 5), "not a checkpoint");
   reopen();
   EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
+}
+
+// A checkpoint on disk whose values are out of bounds (state/partition_checkpoint.h) is refused
+// like one that does not decode: a restore then rebuilds the partition from the changelog.
+TEST_F(StateDbTest, ACheckpointOutOfBoundsOnDiskIsRefusedLikeAnUnreadableOne) {
+  ASSERT_EQ(
+      db_->writeRestored(3, {}, PartitionCheckpoint{9, std::numeric_limits<int64_t>::max(), 3}),
+      std::nullopt);
+  EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
+  ASSERT_EQ(db_->writeRestored(4, {}, PartitionCheckpoint{-1, 10, 3}), std::nullopt);
+  EXPECT_THROW((void)db_->checkpoint(4), detectors::CardStoreError);
+}
+
+// A state directory that is a plain file, or lies under one: RocksDB cannot open it, and the
+// database that did not open is dropped without touching its handle (it used to be flushed:
+// SIGSEGV after the message was written).
+TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
+  db_.reset();
+  const auto file = dir_ / "plain-file";
+  std::ofstream(file) << "not a directory";
+  for (const fs::path& path : {file, file / "under"}) {
+    options_.dir = path.string();
+    std::string error;
+    EXPECT_EQ(StateDb::open(options_, error), nullptr) << path;
+    EXPECT_NE(error.find("cannot open state in " + path.string()), std::string::npos) << error;
+  }
+}
+
+// The same for a directory RocksDB refuses for another reason: one this process has open
+// already (its LOCK is held).
+TEST_F(StateDbTest, AStateDirOpenAlreadyIsRefusedAndTheOpenOneKeepsWorking) {
+  std::string error;
+  EXPECT_EQ(StateDb::open(options_, error), nullptr);
+  EXPECT_NE(error.find("cannot open state in " + options_.dir), std::string::npos) << error;
+  ASSERT_EQ(db_->writeRestored(1, {}, PartitionCheckpoint{1, 2, 3}), std::nullopt);
+  EXPECT_EQ(db_->checkpoint(1), (PartitionCheckpoint{1, 2, 3}));
+}
+
+// A state directory whose parents do not exist yet is created with them (RocksDB makes the
+// last one only), as the service's configuration check lets it be.
+TEST_F(StateDbTest, AStateDirIsCreatedWithItsParents) {
+  db_.reset();
+  options_.dir = (dir_ / "a" / "b" / "state").string();
+  reopen();
+  EXPECT_TRUE(fs::is_directory(options_.dir));
 }
 
 TEST(StateDbOptions, ValidateReportsEveryProblem) {

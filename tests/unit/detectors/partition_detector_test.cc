@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -356,6 +357,31 @@ TEST_F(PartitionDetectorTest, ResumedDetectorStillExpiresRestoredCards) {
   const Transaction far{"x", "card-b", C("DE"), kT0 + kG + kW + 1};
   (void)resumed.process(hasher_.hash("card-b"), far);
   EXPECT_EQ(stateOf("card-a"), nullptr);
+}
+
+// A stream time from outside 0..kMaxEventTime breaks an invariant (checkpoints are bounded when
+// decoded), but the arithmetic on it must not overflow: ST(p) - G and ST(p) - G - W saturate.
+// (With ST(p) = INT64_MIN, a wrapped ST(p) - G lies far in the future and late-drops
+// everything.)
+TEST_F(PartitionDetectorTest, AStreamTimeFarBelowTheRangeNeitherOverflowsNorDropsRecords) {
+  for (const EventTime resumed_at :
+       {std::numeric_limits<EventTime>::min(), std::numeric_limits<EventTime>::min() + kG}) {
+    reset();
+    PartitionDetector resumed(options_, *store_, resumed_at);
+    const Transaction tx{"t1", "card-a", C("DE"), kT0};
+    EXPECT_EQ(resumed.process(hasher_.hash("card-a"), tx).outcome, Outcome::kAccepted)
+        << "resumed at " << resumed_at;
+    EXPECT_EQ(resumed.streamTime(), kT0);
+  }
+}
+
+// The other end: a stream time past every event time late-drops what is behind it, without
+// overflowing either.
+TEST_F(PartitionDetectorTest, AStreamTimeFarAboveTheRangeLateDropsWithoutOverflowing) {
+  PartitionDetector resumed(options_, *store_, std::numeric_limits<EventTime>::max());
+  const Transaction tx{"t1", "card-a", C("DE"), kMaxEventTime};
+  EXPECT_EQ(resumed.process(hasher_.hash("card-a"), tx).outcome, Outcome::kLateDropped);
+  EXPECT_EQ(resumed.streamTime(), std::numeric_limits<EventTime>::max());
 }
 
 TEST(OutcomeCounts, SummaryListsOnlyReasonsSeen) {

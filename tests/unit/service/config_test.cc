@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <string>
 
 #include "service/cli/detector_flags.h"
@@ -145,6 +148,50 @@ TEST(ServiceConfig, MalformedKafkaConfigLineIsAProblemWithItsLineNumber) {
   (void)kafkaProperties(config, problems);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_THAT(problems[0], HasSubstr(path + ":2: expected key=value"));
+}
+
+// The state directory is checked with the other settings, so that an unusable one stops the
+// service before any listener or broker starts: a plain file, and a path under one.
+TEST(ServiceConfig, AStateDirThatIsAPlainFileOrUnderOneIsAProblemNamingIt) {
+  TempDir dir;
+  const std::string file = dir.write("plain-file", "not a directory");
+  for (const std::string& state_dir : {file, file + "/state", file + "/a/b"}) {
+    const auto problems =
+        parse({"--brokers", "b:1", "--state-dir", state_dir, "--window-ms", "0"}).validate();
+    ASSERT_EQ(problems.size(), 2u) << ::testing::PrintToString(problems);
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("window_ms")))
+        << "reported with the others";
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--state-dir " + state_dir)));
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr(file + " is not a directory")));
+  }
+}
+
+// A state directory that does not exist yet is fine where it can be created, and checking it
+// creates nothing (the database creates it when it opens).
+TEST(ServiceConfig, AStateDirThatCanBeCreatedIsNoProblemAndIsNotCreatedByTheCheck) {
+  TempDir dir;
+  for (const std::string& state_dir : {dir.path().string(), dir.file("state"), dir.file("a/b")}) {
+    EXPECT_TRUE(parse({"--brokers", "b:1", "--state-dir", state_dir}).validate().empty())
+        << state_dir;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "the check left something behind";
+}
+
+// A directory the service's user cannot write in. Root writes anywhere (the permission bits do
+// not apply to it), so the case cannot be made when the tests run as root.
+TEST(ServiceConfig, AStateDirThatIsNotWritableIsAProblem) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: no directory is unwritable to root";
+  TempDir dir;
+  const std::string locked = dir.file("locked");
+  ASSERT_TRUE(std::filesystem::create_directory(locked));
+  ASSERT_EQ(::chmod(locked.c_str(), 0500), 0);
+  for (const std::string& state_dir : {locked, locked + "/state"}) {
+    const auto problems = parse({"--brokers", "b:1", "--state-dir", state_dir}).validate();
+    EXPECT_EQ(problems.size(), 1u) << ::testing::PrintToString(problems);
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--state-dir " + state_dir)));
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("Permission denied")));
+  }
+  ::chmod(locked.c_str(), 0700);  // for TempDir to remove it
 }
 
 // --allow-core-dumps (service/core_dumps.h): off unless asked for by flag or environment.

@@ -2,14 +2,54 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace fraud::state {
 namespace {
 
 using detectors::CardState;
 using detectors::Country;
+
+void putVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// An encoding written by hand (the codec's encoder is never given such values): events at
+// `times` (each "DE", tx id "x", the deltas as the format stores them), and an incident from
+// `incident_start` lasting `incident_length` when given.
+std::string handEncoded(const std::vector<uint64_t>& times,
+                        std::optional<uint64_t> incident_start = std::nullopt,
+                        uint64_t incident_length = 0) {
+  std::string out(1, static_cast<char>(kCardStateFormat));
+  putVarint(out, times.size());
+  uint64_t previous = 0;
+  for (const uint64_t t : times) {
+    putVarint(out, t - previous);
+    previous = t;
+    out += "DE";
+    putVarint(out, 1);
+    out += "x";
+  }
+  if (!incident_start) {
+    out.push_back('\0');
+    return out;
+  }
+  out.push_back('\1');
+  putVarint(out, *incident_start);
+  putVarint(out, incident_length);
+  putVarint(out, 1);  // revision
+  putVarint(out, 1);  // one country
+  out += "DE";
+  return out;
+}
 
 CardState sample() {
   CardState state;
@@ -51,6 +91,32 @@ TEST(CardStateCodec, RefusesCorruptCountries) {
   ASSERT_NE(at, std::string::npos);
   bytes[at] = 'd';
   EXPECT_EQ(decodeCardState(bytes), std::nullopt);
+}
+
+// docs/rule.md §1: an event time is 0..kMaxEventTime. A state from the changelog (any producer
+// can write there) with an event past it is no card state of ours: refused, so that a restore
+// drops the card instead of handing the detector times no record can carry.
+TEST(CardStateCodec, RefusesEventTimesPastTheRulesMaximum) {
+  constexpr auto kMax = static_cast<uint64_t>(detectors::kMaxEventTime);
+  const auto at_max = decodeCardState(handEncoded({5, kMax}));
+  ASSERT_TRUE(at_max.has_value()) << "the maximum itself is an event time";
+  EXPECT_EQ(at_max->events.lastTime(), detectors::kMaxEventTime);
+  EXPECT_EQ(decodeCardState(handEncoded({kMax + 1})), std::nullopt);
+  EXPECT_EQ(decodeCardState(handEncoded({5, kMax + 1})), std::nullopt) << "by its delta";
+  EXPECT_EQ(decodeCardState(handEncoded({static_cast<uint64_t>(INT64_MAX)})), std::nullopt);
+}
+
+// An incident starts at an event's time (0..kMaxEventTime) and ends at most a window (itself
+// at most kMaxEventTime) past the start of its last qualifying window.
+TEST(CardStateCodec, RefusesIncidentTimesNoWindowCanReach) {
+  constexpr auto kMax = static_cast<uint64_t>(detectors::kMaxEventTime);
+  EXPECT_TRUE(decodeCardState(handEncoded({kMax}, kMax, kMax)).has_value())
+      << "the latest start and the longest extension";
+  EXPECT_TRUE(decodeCardState(handEncoded({}, 0, 2 * kMax)).has_value());
+  EXPECT_EQ(decodeCardState(handEncoded({}, kMax + 1, 0)), std::nullopt);
+  EXPECT_EQ(decodeCardState(handEncoded({}, kMax, kMax + 1)), std::nullopt);
+  EXPECT_EQ(decodeCardState(handEncoded({}, 0, 2 * kMax + 1)), std::nullopt);
+  EXPECT_EQ(decodeCardState(handEncoded({}, static_cast<uint64_t>(INT64_MAX), 0)), std::nullopt);
 }
 
 TEST(CardStateCodec, EncodesIntoABufferWhatItEncodesIntoAString) {
