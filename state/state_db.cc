@@ -48,8 +48,19 @@ std::unique_ptr<PartitionRestore> StateDb::beginRestore(int32_t partition, bool 
 std::optional<std::string> StateDb::writeRestored(
     int32_t partition, const std::vector<CardChange>& changes,
     const std::optional<PartitionCheckpoint>& checkpoint) {
+  // In key order, and only the last change of each card: the changelog holds a card once per
+  // commit that changed it, and the memtable's skip list inserts sorted keys with few
+  // comparisons (as the checkpoint writer does).
+  std::vector<const CardChange*> order;
+  order.reserve(changes.size());
+  for (const auto& change : changes) order.push_back(&change);
+  std::stable_sort(order.begin(), order.end(), [](const CardChange* a, const CardChange* b) {
+    return a->card_ref < b->card_ref;
+  });
   rocksdb::WriteBatch batch;
-  for (const auto& change : changes) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    const CardChange& change = *order[i];
+    if (i + 1 < order.size() && order[i + 1]->card_ref == change.card_ref) continue;  // newer
     const auto key = cardKey(partition, change.card_ref);
     const auto status = change.encoded ? batch.Put(key, *change.encoded) : batch.Delete(key);
     if (!status.ok()) return Database::describe(status);

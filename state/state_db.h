@@ -58,8 +58,9 @@ class StateDb {
   // Valid while this database lives.
   [[nodiscard]] std::unique_ptr<PartitionRestore> beginRestore(int32_t partition,
                                                                bool from_scratch);
-  // Writes restored card states (from the changelog) and, when given, the checkpoint they
-  // reach, in one batch through the memtables. An error message on failure.
+  // Writes restored card states (from the changelog, in its order: a later change of a card
+  // supersedes an earlier one) and, when given, the checkpoint they reach, in one batch through
+  // the memtables (in key order, each card once). An error message on failure.
   [[nodiscard]] std::optional<std::string> writeRestored(
       int32_t partition, const std::vector<CardChange>& changes,
       const std::optional<PartitionCheckpoint>& checkpoint);

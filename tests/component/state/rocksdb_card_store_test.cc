@@ -230,5 +230,22 @@ TEST_F(StateDbTest, AnUnreadableCardThrowsCardStoreErrorAndOtherCardsStayReadabl
   EXPECT_EQ(store->persist(PartitionCheckpoint{2, 10, 0}), std::nullopt);
 }
 
+// A restore batch holds a card once per commit that changed it, in changelog order: written in
+// key order, each card's last change must be the one that stays.
+TEST_F(StateDbTest, ARestoreBatchKeepsEachCardsLastChangeWhateverItsKeyOrder) {
+  const auto state = [](int64_t t) { return encodeCardState(stateAt(t, "x")); };
+  const std::vector<CardChange> changes = {
+      {refOf(3), state(10)},    {refOf(1), state(20)}, {refOf(3), std::nullopt},  // 3 erased last
+      {refOf(2), std::nullopt}, {refOf(1), state(30)}, {refOf(2), state(40)},     // 2 put last
+  };
+  ASSERT_EQ(db_->writeRestored(4, changes, PartitionCheckpoint{6, 10, 0}), std::nullopt);
+  auto store = db_->cardStore(4);
+  EXPECT_EQ(store->find(refOf(3)), nullptr) << "a card erased after it was put stays erased";
+  ASSERT_NE(store->find(refOf(1)), nullptr);
+  EXPECT_EQ(*store->find(refOf(1)), stateAt(30, "x"));
+  ASSERT_NE(store->find(refOf(2)), nullptr) << "a card put after it was erased is there";
+  EXPECT_EQ(*store->find(refOf(2)), stateAt(40, "x"));
+}
+
 }  // namespace
 }  // namespace fraud::state
