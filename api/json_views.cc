@@ -90,6 +90,7 @@ Json partition(const PartitionStatus& p) {
   entry["high_watermark"] = orNull(p.high_watermark);
   entry["offset_lag"] = orNull(p.offset_lag);
   entry["cards"] = p.cards;
+  entry["misrouted_records"] = p.misrouted_records;
   entry["restore_progress"] = p.restore_progress;
   entry["restored_records"] = p.restored_records;
   entry["lateness"] = p.lateness ? lateness(*p.lateness) : Json(nullptr);

@@ -104,6 +104,7 @@ std::vector<std::string> ApiOptions::validate() const {
   checkRange<int64_t>(problems, "view_timeout_ms", view_timeout_ms, 10, 60'000);
   checkRange<uint32_t>(problems, "max_pending_view_answers", max_pending_view_answers, 1, 100'000);
   checkRange<int32_t>(problems, "thread_nice", thread_nice, 0, 19);
+  checkRange<size_t>(problems, "audit_queue_lines", audit_queue_lines, 1, 1'000'000);
   return problems;
 }
 

@@ -78,6 +78,11 @@ struct ApiOptions {
   // Niceness of the API listener's I/O and view threads (not the probe port's), so that under
   // CPU contention ingestion runs before card lookups. 0..19; 0 leaves them as the process is.
   int32_t thread_nice = 0;
+  // Card-lookup audit lines waiting for the audit log's sink, at most (api/audit_writer.h):
+  // beyond this a line is dropped, counted in fraud_audit_dropped_total and warned about, so a
+  // blocked log never holds a lookup. 1..1'000'000 (about 200 bytes a line). No flag sets it
+  // yet: the service runs with the default.
+  size_t audit_queue_lines = 10'000;
 
   [[nodiscard]] bool tls() const { return !tls_cert_file.empty() || !tls_key_file.empty(); }
   // Every violated bound, one message each; empty when the options are usable.

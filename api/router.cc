@@ -27,6 +27,12 @@ using json_views::methodNotAllowed;
 // The recent alerts an answer lists at most (the ring holds about as many).
 constexpr size_t kRecentAlertsLimit = 1000;
 
+AuditWriter::Options auditOptions(const ApiOptions& options) {
+  AuditWriter::Options audit;
+  audit.max_queued_lines = options.audit_queue_lines;
+  return audit;
+}
+
 }  // namespace
 
 std::optional<std::string_view> HttpRequest::header(std::string_view name) const {
@@ -42,7 +48,7 @@ Router::Router(ApiOptions options, const ServiceView& view, prometheus::Registry
       registry_(registry),
       metrics_(registry),
       auth_(std::make_unique<BearerAuth>(options_.api_token)),
-      audit_(std::make_unique<LookupAudit>()),
+      audit_(std::make_unique<LookupAudit>(registry, auditOptions(options_))),
       cards_(std::make_unique<CardLookups>(options_, view_, *audit_)) {
   log_ = spdlog::get("http");
   if (!log_) log_ = spdlog::default_logger()->clone("http");
@@ -51,6 +57,8 @@ Router::Router(ApiOptions options, const ServiceView& view, prometheus::Registry
 Router::~Router() = default;
 
 void Router::replaceToken(const std::string& token) { auth_->replace(token); }
+
+void Router::flushAudit() const { audit_->flush(); }
 
 std::string_view Router::routeOf(std::string_view target) {
   const std::string_view path = pathOf(target);

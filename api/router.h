@@ -45,8 +45,10 @@ struct HttpResponse {
   std::string_view route = kRouteUnmatched;  // the route template it answered (one of kRoutes)
 };
 
-// Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics and the
-// token: handle(), tryHandleInline() and replaceToken() are thread-safe; neither handler throws
+// Answers every endpoint of docs/api.md from a ServiceView. Stateless apart from metrics, the
+// token and the audit log's writer thread (LookupAudit: an answer hands its audit line over
+// without waiting for the log's sink; the destructor writes what is queued): handle(),
+// tryHandleInline(), replaceToken() and flushAudit() are thread-safe; neither handler throws
 // (a throwing view gives a 500).
 //
 // Privacy (docs/rule.md §5): the clear card is read from a lookup body only to compute its card_ref
@@ -79,6 +81,9 @@ class Router {
   // From now on /v1/* needs `token` (it must pass apiTokenProblem(); the server's token reload
   // checks that). Requests being answered keep the token they were checked with.
   void replaceToken(const std::string& token);
+  // Returns once every audit line of the answers given before the call is written (the audit
+  // lines go to their logger on a thread of their own: docs/api.md, "Logs").
+  void flushAudit() const;
 
   [[nodiscard]] const HttpMetrics& metrics() const { return metrics_; }
   [[nodiscard]] const ApiOptions& options() const { return options_; }

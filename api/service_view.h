@@ -80,6 +80,9 @@ struct PartitionStatus {
   double restore_progress = 0;                   // 0..1; 1 once active
   uint64_t restored_records = 0;                 // changelog records applied by the restore
   std::optional<LatenessReport> lateness;        // none when the service measures none
+  // Records processed here whose key the producers' partitioner maps to another partition
+  // (docs/rule.md §9), since this instance took the partition.
+  uint64_t misrouted_records = 0;
 };
 
 // A warm copy this instance keeps of a partition owned elsewhere (--standby-replicas).

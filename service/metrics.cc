@@ -51,6 +51,12 @@ RecordMetrics::RecordMetrics(prometheus::Registry& registry)
                              "break per-card locality")
                        .Register(registry)
                        .Add({})),
+      misrouted(BuildCounter()
+                    .Name("fraud_misrouted_records_total")
+                    .Help("Records processed in a partition other than the one the producers' "
+                          "partitioner (--partitioner) gives their key: processed, but their "
+                          "card's records are split between partitions")
+                    .Register(registry)),
       dead_letters_truncated(
           BuildCounter()
               .Name("fraud_dead_letters_truncated_total")
@@ -245,12 +251,28 @@ IntervalMetrics::IntervalMetrics()
       fetch(ServiceMetrics::stageBuckets()),
       queue(ServiceMetrics::stageBuckets()) {}
 
+void RecordTally::countMisrouted(std::string_view topic, int32_t partition) {
+  for (MisroutedCount& count : misrouted) {
+    if (count.partition == partition && count.topic == topic) {
+      ++count.records;
+      return;
+    }
+  }
+  misrouted.push_back(MisroutedCount{std::string(topic), partition, 1});
+}
+
 void IntervalMetrics::clear() {
   tally = RecordTally{};
   lateness = LocalHistogram(ServiceMetrics::latenessBuckets());
   processing = LocalHistogram(ServiceMetrics::processingBuckets());
   fetch = LocalHistogram(ServiceMetrics::stageBuckets());
   queue = LocalHistogram(ServiceMetrics::stageBuckets());
+}
+
+void ServiceMetrics::exposeMisrouted(const std::string& topic, int32_t partitions) {
+  for (int32_t p = 0; p < partitions; ++p) {
+    (void)misrouted.Add({{"topic", topic}, {"partition", std::to_string(p)}});
+  }
 }
 
 void ServiceMetrics::flush(IntervalMetrics& interval) {
@@ -270,6 +292,10 @@ void ServiceMetrics::flush(IntervalMetrics& interval) {
     rejected_sum += counts.rejected[i];
   }
   rejected_total_.Increment(static_cast<double>(rejected_sum));
+  for (const MisroutedCount& count : tally.misrouted) {
+    misrouted.Add({{"topic", count.topic}, {"partition", std::to_string(count.partition)}})
+        .Increment(static_cast<double>(count.records));
+  }
   tally = RecordTally{};
   interval.lateness.flushTo(lateness);
   interval.processing.flushTo(processing, &stage_process);

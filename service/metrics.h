@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,11 +48,22 @@ class LocalHistogram {
   bool any_ = false;
 };
 
+// Misrouted records of one topic partition (docs/rule.md §9) in one commit interval.
+struct MisroutedCount {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t records = 0;
+};
+
 // Counts of one commit interval, kept by the ingest thread and added to the registry at commit.
 struct RecordTally {
   detectors::OutcomeCounts outcomes;  // the same counts `replay` reports
   uint64_t key_mismatch = 0;
-  uint64_t dead_letters_truncated = 0;  // dead letters cut to fit the topic's record limit
+  uint64_t dead_letters_truncated = 0;    // dead letters cut to fit the topic's record limit
+  std::vector<MisroutedCount> misrouted;  // one entry per topic partition that had some
+
+  // One more misrouted record of `topic`'s `partition`.
+  void countMisrouted(std::string_view topic, int32_t partition);
 };
 
 // What the ingest thread counts between two commits: added to the registry when a commit goes
@@ -79,6 +91,9 @@ class RecordMetrics {
   prometheus::Family<prometheus::Counter>& records;
   prometheus::Family<prometheus::Counter>& rejected;
   prometheus::Counter& key_mismatch;
+  // fraud_misrouted_records_total{topic, partition}: records processed in a partition other than
+  // the one the producers' partitioner gives their key (docs/rule.md §9).
+  prometheus::Family<prometheus::Counter>& misrouted;
   prometheus::Counter& dead_letters_truncated;
   prometheus::Counter& overflow_evicted;
   prometheus::Family<prometheus::Counter>& alerts;
@@ -178,6 +193,9 @@ class ServiceMetrics : public RecordMetrics,
 
   // Adds and clears the tally and the local histograms.
   void flush(IntervalMetrics& interval);
+  // fraud_misrouted_records_total at 0 for each of `topic`'s partitions 0..partitions-1, so that
+  // an alert on its increase sees the first misrouted record.
+  void exposeMisrouted(const std::string& topic, int32_t partitions);
   [[nodiscard]] static std::vector<double> latenessBuckets();
   [[nodiscard]] static std::vector<double> processingBuckets();
   [[nodiscard]] static std::vector<double> stageBuckets();

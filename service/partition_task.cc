@@ -1,6 +1,9 @@
 #include "service/partition_task.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <string>
 
 #include "detectors/alert.h"
 #include "detectors/record_headers.h"
@@ -9,6 +12,13 @@
 
 namespace fraud::service {
 namespace headers = detectors::headers;
+namespace {
+
+// At most one log line per partition per minute about misrouted records (the metric counts
+// every one of them).
+constexpr int64_t kMisroutedLogEveryMs = 60'000;
+
+}  // namespace
 
 PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket)
     : partition_(partition),
@@ -37,6 +47,7 @@ bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
   committed_ = checkpoint;
   persisted_ = checkpoint;
   next_offset_ = checkpoint.next_offset;
+  misrouted_ = misrouted_committed_;
   dirty_ = false;
   restored_records_.store(restored_records);
   restore_progress_.store(1);
@@ -57,13 +68,20 @@ void PartitionTask::restart(uint64_t restore_ticket) {
 
 PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
   if (!active_.load() || record.offset < next_offset_) return Processed::kSkipped;
+  // Whatever the value holds: a misrouted record is processed here all the same (docs/rule.md §9).
+  const detectors::KeyRouting routing = routeOf(record);
+  const bool misrouted = routing.routing == detectors::Routing::kMisrouted;
   if (!record.value) {
     // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
     context_.interval.tally.outcomes.countRejected(detectors::RejectReason::kInvalidJson);
     reject(record, detectors::RejectReason::kInvalidJson);
-    std::lock_guard lock(mu_);
-    next_offset_ = record.offset + 1;
-    dirty_ = true;
+    {
+      std::lock_guard lock(mu_);
+      next_offset_ = record.offset + 1;
+      misrouted_ += misrouted ? 1 : 0;
+      dirty_ = true;
+    }
+    if (misrouted) countMisrouted(record, routing.key_partition);
     return Processed::kDone;
   }
   alert_json_.clear();
@@ -83,8 +101,10 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
       return Processed::kStoreFailed;
     }
     next_offset_ = record.offset + 1;
+    misrouted_ += misrouted ? 1 : 0;
     dirty_ = true;
   }
+  if (misrouted) countMisrouted(record, routing.key_partition);
   context_.interval.tally.outcomes.count(outcome);
   if (outcome.rejected) {
     reject(record, *outcome.rejected);
@@ -113,6 +133,34 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     }
   }
   return Processed::kDone;
+}
+
+detectors::KeyRouting PartitionTask::routeOf(const InputRecord& record) const {
+  if (!context_.input_partitioning) return {};
+  return detectors::routeKey(*context_.input_partitioning, record.key, partition_);
+}
+
+void PartitionTask::countMisrouted(const InputRecord& record, int32_t key_partition) {
+  const std::string& topic = context_.config.input_topic;
+  context_.interval.tally.countMisrouted(topic, partition_);
+  const int64_t now_ms = context_.wall_clock_ms();
+  if (misrouted_logged_ms_ && now_ms - *misrouted_logged_ms_ < kMisroutedLogEveryMs) {
+    ++misrouted_unlogged_;
+    return;
+  }
+  // Never the key: it is the card.
+  spdlog::warn(
+      "input {} partition {}: the record at offset {} is misrouted: the {} partitioner "
+      "(--partitioner) maps its key to partition {} of {}; processed here, but its card's records "
+      "are split between partitions and its rule sees only those of this one (docs/rule.md §9){}",
+      topic, partition_, record.offset,
+      detectors::partitionerName(context_.input_partitioning->partitioner), key_partition,
+      context_.input_partitioning->partition_count,
+      misrouted_logged_ms_ ? "; " + std::to_string(misrouted_unlogged_) +
+                                 " more misrouted here since the last such line"
+                           : std::string());
+  misrouted_logged_ms_ = now_ms;
+  misrouted_unlogged_ = 0;
 }
 
 void PartitionTask::reject(const InputRecord& record, detectors::RejectReason reason) {
@@ -159,6 +207,7 @@ std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
   output.sendCheckpoint(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode());
   dirty_ = false;
   in_flight_ = checkpoint;
+  misrouted_in_flight_ = misrouted_;
   return InputOffset{partition_, checkpoint.next_offset};
 }
 
@@ -166,6 +215,7 @@ void PartitionTask::markCommitted(std::optional<int64_t> checkpoint_record_offse
   if (!in_flight_ || !active_.load()) return;
   std::lock_guard lock(mu_);
   committed_ = *std::exchange(in_flight_, std::nullopt);
+  misrouted_committed_ = misrouted_in_flight_;
   committed_.changelog_next_offset =
       checkpoint_record_offset ? *checkpoint_record_offset + 1 : persisted_.changelog_next_offset;
   // The transaction's card changes may go to disk now, with this checkpoint.
@@ -179,6 +229,7 @@ PartitionTask::Rewound PartitionTask::rewind() {
   std::lock_guard lock(mu_);
   dirty_ = false;
   in_flight_.reset();
+  misrouted_ = misrouted_committed_;  // the records since are processed (and counted) again
   // Waits for the committed batches to reach disk; false when one could not.
   if (!store_->discardChanges()) return Rewound::kRestore;
   try {
@@ -221,6 +272,7 @@ TaskStatus PartitionTask::status(double now_s) const {
   }
   ts.next_offset = next_offset_;
   ts.cards = store_->cardCount();
+  ts.misrouted_records = misrouted_;
   if (const int64_t hw = high_watermark_.load(); hw >= 0) {
     ts.high_watermark = hw;
     ts.offset_lag = std::max<int64_t>(0, hw - next_offset_);

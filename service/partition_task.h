@@ -11,6 +11,7 @@
 
 #include "detectors/card_ref.h"
 #include "detectors/card_state.h"
+#include "detectors/key_routing.h"
 #include "detectors/partition_detector.h"
 #include "detectors/record_codec.h"
 #include "detectors/record_pipeline.h"
@@ -48,6 +49,9 @@ struct TaskContext {
   AlertSink* alerts = nullptr;
   LatenessBoard* lateness = nullptr;      // measured lateness, when set (the console, /metrics)
   RecentAlerts* recent_alerts = nullptr;  // detected alerts, when set (the console)
+  // The input topic's partitioning as its producers apply it, when known: each record's key is
+  // checked against the partition it is in (docs/rule.md §9, misrouted records). None: no check.
+  std::optional<detectors::TopicPartitioning> input_partitioning = std::nullopt;
 };
 
 // A task's state as its readers see it: plain data (StateQuery turns it into the API's answer).
@@ -63,6 +67,9 @@ struct TaskStatus {
   std::optional<int64_t> high_watermark;         // the input partition's end, when set
   std::optional<int64_t> offset_lag;             // high_watermark - next_offset, at least 0
   uint64_t cards = 0;                            // cards held in state
+  // Records processed here whose key maps to another partition (docs/rule.md §9), since this
+  // instance took the partition; back to the committed count when the task rewinds.
+  uint64_t misrouted_records = 0;
 };
 
 // One card as a task holds it.
@@ -157,6 +164,11 @@ class PartitionTask {
 
  private:
   void reject(const InputRecord& record, detectors::RejectReason reason);
+  // docs/rule.md §9: where the record's key belongs, under the context's input partitioning.
+  [[nodiscard]] detectors::KeyRouting routeOf(const InputRecord& record) const;
+  // A misrouted record, processed: counted for the metric, logged rate-limited (no key: it is
+  // the card).
+  void countMisrouted(const InputRecord& record, int32_t key_partition);
 
   // What a lookup reads under the lock: with kFound, the stream time (the state is in the copy).
   struct Peek {
@@ -188,6 +200,14 @@ class PartitionTask {
   state::PartitionCheckpoint committed_;  // what the last committed transaction covered
   state::PartitionCheckpoint persisted_;  // the last checkpoint given to the store's disk
   bool dirty_ = false;
+  // Misrouted records processed, as the checkpoints above: processed (status()), in the commit
+  // in flight, committed (what a rewind goes back to).
+  uint64_t misrouted_ = 0;
+  uint64_t misrouted_in_flight_ = 0;
+  uint64_t misrouted_committed_ = 0;
+  // The ingest thread's own: the last misrouted-record log line, and the records since.
+  std::optional<int64_t> misrouted_logged_ms_;
+  uint64_t misrouted_unlogged_ = 0;
 
   std::atomic<int64_t> high_watermark_{-1};
   std::atomic<double> restore_progress_{0};

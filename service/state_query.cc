@@ -25,6 +25,7 @@ api::PartitionStatus partitionStatus(const TaskStatus& task) {
   ps.high_watermark = task.high_watermark;
   ps.offset_lag = task.offset_lag;
   ps.cards = task.cards;
+  ps.misrouted_records = task.misrouted_records;
   return ps;
 }
 

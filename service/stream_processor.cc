@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "detectors/partitioner.h"
 #include "service/client_settings.h"
 #include "service/dead_letter.h"
 #include "service/kafka/wall_clock.h"
@@ -142,6 +143,12 @@ std::optional<std::string> StreamProcessor::startInput(
                                                        alerts_.get()});
   context_->lateness = &query_.lateness();
   context_->recent_alerts = &query_.recentAlertRing();
+  // docs/rule.md §9: each record's key checked against the partition it is in, with the
+  // producers' partitioner and the partition count found at start (as the card lookups use).
+  context_->input_partitioning = detectors::TopicPartitioning{
+      detectors::parsePartitioner(config_.partitioner).value_or(detectors::Partitioner::kCrc32),
+      admin_->inputPartitions()};
+  metrics_.exposeMisrouted(config_.input_topic, admin_->inputPartitions());
   query_.lateness().publishTo(metrics_.shared_registry);
   tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
   return startStandbys(common);

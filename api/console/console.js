@@ -267,12 +267,19 @@ async function refreshPartitions() {
       if (late && late.advice.grace_p999_ms !== null && late.advice.grace_p999_ms > late.grace_ms) {
         lateCell.className = "warn";
       }
+      // Records whose key the producers' partitioner maps to another partition (docs/rule.md §9).
+      const misrouted = el("span", p.misrouted_records, p.misrouted_records > 0 ? "warn" : "");
+      if (p.misrouted_records > 0) {
+        misrouted.title = "records here whose key maps to another partition: processed, but " +
+          "their cards' records are split between partitions; check the producers' partitioner";
+      }
       body.appendChild(row([p.partition, r.body.instance_id, phase, p.offset_lag,
         p.event_time_lag_seconds === null ? null : p.event_time_lag_seconds.toFixed(1) + " s",
         p.stream_time === null ? null : iso(p.stream_time).slice(11, 23), p.cards,
         q ? [q.p50_ms, q.p99_ms, q.p999_ms, q.max_ms].map(dur).join(" / ") : null, lateCell,
         late && late.advice.grace_p99_ms !== null
-          ? dur(late.advice.grace_p99_ms) + " / " + dur(late.advice.grace_p999_ms) : null]));
+          ? dur(late.advice.grace_p99_ms) + " / " + dur(late.advice.grace_p999_ms) : null,
+        misrouted]));
     }
     // Warm copies of partitions owned elsewhere (--standby-replicas).
     for (const s of r.body.standbys || []) {
@@ -280,7 +287,7 @@ async function refreshPartitions() {
         : "standby, " + s.lag_records + " behind " + s.seconds_since_caught_up.toFixed(1) +
           " s ago";
       body.appendChild(row([s.partition, "elsewhere", state, null, null, null, null, null, null,
-        null]));
+        null, null]));
     }
     if (l.status === 200) drawLateness(l.body);
   });

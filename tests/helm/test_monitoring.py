@@ -69,12 +69,13 @@ def test_service_monitor_scrapes_every_pod_through_the_headless_service():
     assert endpoint["scheme"] == "https" and endpoint["tlsConfig"] == {"insecureSkipVerify": True}
 
 
-def test_prometheus_rule_has_the_four_alerts_on_known_metrics():
+def test_prometheus_rule_has_the_five_alerts_on_known_metrics():
     rule = render(MONITORING).one("PrometheusRule")
     rules = rule["spec"]["groups"][0]["rules"]
     assert [r["alert"] for r in rules] == [
         "FraudDetectorConsumerLagHigh", "FraudDetectorEventTimeLagHigh",
-        "FraudDetectorLateDropRateHigh", "FraudDetectorRestoreStuck"]
+        "FraudDetectorLateDropRateHigh", "FraudDetectorRestoreStuck",
+        "FraudDetectorMisroutedRecords"]
     for r in rules:
         assert metric_names(r["expr"]) <= METRICS, r["expr"]
         assert 'service="fraud-fraud-detector-headless"' in r["expr"]
@@ -83,6 +84,26 @@ def test_prometheus_rule_has_the_four_alerts_on_known_metrics():
     off = render({"metrics": {"prometheusRule": {"enabled": True, "restoreStuck": {"enabled": False, "for": "1m",
                                                                                     "severity": "info"}}}})
     assert "FraudDetectorRestoreStuck" not in [r["alert"] for r in off.one("PrometheusRule")["spec"]["groups"][0]["rules"]]
+
+
+def test_misrouted_records_alert_per_topic_partition_over_its_window():
+    def misrouted(values):
+        rules = render(values).one("PrometheusRule")["spec"]["groups"][0]["rules"]
+        return [r for r in rules if r["alert"] == "FraudDetectorMisroutedRecords"]
+
+    [rule] = misrouted(MONITORING)
+    assert metric_names(rule["expr"]) == {"fraud_misrouted_records_total"}
+    assert rule["expr"].startswith("sum by (namespace, service, topic, partition) (increase(")
+    assert "[15m]" in rule["expr"] and rule["expr"].endswith("> 0")
+    assert rule["for"] == "0m" and rule["labels"]["severity"] == "warning"
+    assert "crc32 partitioner" in rule["annotations"]["description"]
+    [java] = misrouted({"kafka": {"partitioner": "murmur2"},
+                        "metrics": {"prometheusRule": {"enabled": True, "misroutedRecords": {
+                            "enabled": True, "window": "1h", "for": "5m", "severity": "critical"}}}})
+    assert "[1h]" in java["expr"] and java["for"] == "5m" and java["labels"]["severity"] == "critical"
+    assert "murmur2 partitioner" in java["annotations"]["description"]
+    assert not misrouted({"metrics": {"prometheusRule": {"enabled": True, "misroutedRecords": {
+        "enabled": False, "for": "0m", "severity": "warning"}}}})
 
 
 def test_grafana_dashboard_covers_the_service_and_uses_known_metrics():

@@ -174,6 +174,7 @@ TEST_F(ApiServerTest, CurlLookupLeavesNoCardInAccessOrAuditLog) {
   EXPECT_EQ(Json::parse(result.output.substr(0, result.output.rfind('\n')))["events"].size(), 3u);
   EXPECT_EQ(result.output.find(kCard), std::string::npos);
   server_->stop();
+  router_->flushAudit();
   const std::string text = logs.str();
   EXPECT_NE(text.find("outcome=found status=200"), std::string::npos) << text;
   EXPECT_NE(text.find("POST /v1/cards/lookup 200"), std::string::npos) << text;  // access line

@@ -11,8 +11,8 @@ DevTools protocol (tests/integration/console/cdp.py) and checks that
 - with the token, a defrauded card of the loadgen's truth file, looked up by its number (found in
   a repeat of the same run written to a file), shows its card_ref (never the number) and a
   timeline with every country of its scenario;
-- the partitions table lists every partition held, with lateness figures; the recent alerts
-  list links to cards;
+- the partitions table lists every partition held, with lateness figures and no misrouted
+  records; the recent alerts list links to cards;
 - the page logged no console error, exception or CSP violation.
 
   console_browser_test.py --loadgen BIN --detector BIN --kafka-script scripts/kafka
@@ -246,12 +246,14 @@ def check_card(browser, scenario, screenshots):
 
 
 def check_partitions_and_alerts(browser, screenshots):
-    """Every partition with its lateness, the lateness summary, recent alerts linking to their
-    cards."""
+    """Every partition with its lateness and its count of misrouted records (none: the loadgen
+    keys by card with the service's partitioner), the lateness summary, recent alerts linking to
+    their cards."""
     browser.evaluate("location.hash = '#partitions'; true")
     rows = browser.wait_for("the partitions table", "(() => { const r = Array.from("
                             "document.querySelectorAll('#partitions tbody tr')); return r.length "
-                            f">= {PARTITIONS} && r.every(x => /ms|s|min/.test(x.cells[7].textContent))"
+                            f">= {PARTITIONS} && r.every(x => /ms|s|min/.test(x.cells[7].textContent)"
+                            " && x.cells[10].textContent === '0')"
                             " ? r.length : 0; })()")
     summary = browser.wait_for("the lateness summary",
                                "document.getElementById('lateness-summary').textContent")

@@ -71,6 +71,19 @@ TEST(ApiOptions, ThreadNiceIsAStandardNiceness) {
   }
 }
 
+TEST(ApiOptions, TheAuditQueueHoldsAtLeastOneLineAndAtMostAMillion) {
+  ApiOptions options;
+  EXPECT_EQ(options.audit_queue_lines, 10'000u);
+  for (const size_t lines : {size_t{1}, size_t{1'000'000}}) {
+    options.audit_queue_lines = lines;
+    EXPECT_EQ(options.validate(), std::vector<std::string>{}) << lines;
+  }
+  for (const size_t lines : {size_t{0}, size_t{1'000'001}}) {
+    options.audit_queue_lines = lines;
+    EXPECT_TRUE(mentions(options.validate(), "audit_queue_lines must be in 1..1000000")) << lines;
+  }
+}
+
 TEST(ApiOptions, PerClientCapIsAtMostTheGlobalCap) {
   ApiOptions options;
   options.max_connections = 100;

@@ -82,7 +82,12 @@ class RouterTest : public ::testing::Test {
 
   int32_t partitionOfCard() const { return *view_.partitionOf(kCard); }
 
-  std::string auditLog() const { return audit_text_.str(); }
+  // What the audit log holds once the lines recorded so far are written (their own thread
+  // writes them).
+  std::string auditLog() const {
+    if (router_) router_->flushAudit();
+    return audit_text_.str();
+  }
 
   ApiOptions options_;
   fraud::testing::FakeServiceView view_;

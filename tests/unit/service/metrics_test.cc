@@ -75,9 +75,10 @@ TEST(ServiceMetrics, EveryFamilyIsDocumentedWithItsTypeAndLabels) {
     family->Add({{"partition", "0"}});
   }
   metrics.fenced_owners.Add({{"result", "ok"}});
+  metrics.exposeMisrouted("transactions", 1);
   const auto documented = documentedFamilies();
   const auto families = registry.Collect();
-  EXPECT_EQ(families.size(), 31u);
+  EXPECT_EQ(families.size(), 32u);
   for (const auto& family : families) {
     const auto row = documented.find(family.name);
     if (row == documented.end()) {
@@ -105,6 +106,10 @@ TEST(ServiceMetrics, FlushAddsTheIntervalsCountsAndClearsThem) {
   interval.tally.outcomes.alerts = 3;
   interval.tally.outcomes.rejected[0] = 4;
   interval.tally.key_mismatch = 1;
+  interval.tally.countMisrouted("transactions", 3);
+  interval.tally.countMisrouted("transactions", 3);
+  interval.tally.countMisrouted("transactions", 0);
+  interval.tally.countMisrouted("controls", 3);
   interval.processing.observe(1e-5, 5);
   interval.fetch.observe(0.002);
 
@@ -119,11 +124,32 @@ TEST(ServiceMetrics, FlushAddsTheIntervalsCountsAndClearsThem) {
   EXPECT_EQ(metrics.alerts.Add({{"kind", "new"}}).Value(), 1);
   EXPECT_EQ(metrics.alerts.Add({{"kind", "escalation"}}).Value(), 2);
   EXPECT_EQ(metrics.key_mismatch.Value(), 1);
+  EXPECT_EQ(metrics.misrouted.Add({{"topic", "transactions"}, {"partition", "3"}}).Value(), 2);
+  EXPECT_EQ(metrics.misrouted.Add({{"topic", "transactions"}, {"partition", "0"}}).Value(), 1);
+  EXPECT_EQ(metrics.misrouted.Add({{"topic", "controls"}, {"partition", "3"}}).Value(), 1);
+  EXPECT_TRUE(interval.tally.misrouted.empty());
   EXPECT_EQ(metrics.processing.Collect().histogram.sample_count, 5u);
   EXPECT_EQ(metrics.stage_process.Collect().histogram.sample_count, 5u) << "process stage too";
   EXPECT_EQ(metrics.stage_fetch.Collect().histogram.sample_count, 1u);
   EXPECT_EQ(metrics.stage_queue.Collect().histogram.sample_count, 0u);
   EXPECT_EQ(interval.tally.outcomes.accepted, 0u);
+}
+
+TEST(ServiceMetrics, EveryInputPartitionsMisroutedSeriesIsExposedAtZero) {
+  prometheus::Registry registry;
+  ServiceMetrics metrics(registry);
+  metrics.exposeMisrouted("transactions", 3);
+  size_t series = 0;
+  for (const auto& family : registry.Collect()) {
+    if (family.name != "fraud_misrouted_records_total") continue;
+    for (const auto& metric : family.metric) {
+      ++series;
+      EXPECT_EQ(metric.counter.value, 0);
+    }
+  }
+  EXPECT_EQ(series, 3u);
+  metrics.exposeMisrouted("transactions", 3);  // again: the same series, still 0
+  EXPECT_EQ(metrics.misrouted.Add({{"topic", "transactions"}, {"partition", "2"}}).Value(), 0);
 }
 
 }  // namespace
