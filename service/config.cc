@@ -295,7 +295,8 @@ void addServerFlags(EnvFlags& f, ServiceConfig& c) {
         "minutes)")
       ->capture_default_str();
   f.opt("--partitioner", c.partitioner,
-        "Producers' partitioner, for card lookups: crc32 (librdkafka) or murmur2 (Java)")
+        "Producers' partitioner, for card lookups and the misrouted-record check: crc32 "
+        "(librdkafka) or murmur2 (Java)")
       ->capture_default_str();
   f.opt("--peer-url-template", c.peer_url_template,
         "URL of a partition's owner for redirects; {member} is its instance id");
