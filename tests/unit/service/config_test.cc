@@ -46,8 +46,9 @@ TEST(ServiceConfig, ReportsEveryProblemAtOnce) {
   const auto problems = config.validate();
   EXPECT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--brokers")));
-  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("window_ms")));
-  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("max_events")));
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--window-ms must be in 1..")));
+  EXPECT_THAT(problems, ::testing::Contains("--max-events must be in --threshold (5)..1000000, got 4"));
+  EXPECT_THAT(problems, ::testing::Each(::testing::Not(HasSubstr("_ms"))));
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--kafka expects KEY=VALUE")));
 }
 
