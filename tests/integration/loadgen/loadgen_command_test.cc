@@ -62,6 +62,17 @@ TEST(LoadgenCommand, SuggestsTheClosestCommand) {
   EXPECT_EQ(run.err, "fraud-loadgen: unknown command 'verfiy'; did you mean 'verify'?\n");
 }
 
+// The rule's bounds under the flags' names, as fraud-detector reports them.
+TEST(LoadgenCommand, NamesTheRulesFlagsInAProblem) {
+  TempDir dir;
+  const auto run = runProgram(FRAUD_LOADGEN_BIN, {"--count", "1", "--output-single",
+                                                  dir.file("out.jsonl"), "--window-ms", "0"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("fraud-loadgen: --window-ms must be in 1.."), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("window_ms"), std::string::npos) << run.err;
+}
+
 // librdkafka's lines (here: a broker that is down) in fraud-detector's log format:
 // "<UTC time> <level> <program>: kafka <client> <facility>: <message>".
 TEST(LoadgenCommand, LogsInTheServicesFormat) {
