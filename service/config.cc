@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <map>
 
 #include "service/cli/detector_flags.h"
+#include "service/cli/flag_names.h"
 #include "service/kafka/properties.h"
 
 namespace fraud::service {
@@ -19,6 +19,15 @@ bool validTopicName(const std::string& name) {
     if (!ok) return false;
   }
   return true;
+}
+
+// StateDbOptions::validate() names the budgets in words; the command line names the flags.
+std::string withStateFlagNames(std::string problem) {
+  static constexpr cli::FlagName kNames[] = {{"state dir", "--state-dir"},
+                                             {"rocksdb block cache", "--rocksdb-block-cache-mb"},
+                                             {"rocksdb write buffer", "--rocksdb-write-buffer-mb"},
+                                             {"state cache", "--state-cache-mb"}};
+  return cli::withFlagNames(std::move(problem), kNames);
 }
 
 std::string hostName() {
@@ -45,7 +54,10 @@ std::vector<std::string> ServiceConfig::validate() const {
 // The cluster, topics, group and clients.
 void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
-  if (brokers.empty() && !embedded_kafka) add("--brokers (FRAUD_BROKERS) is required");
+  if (brokers.empty() && !embedded_kafka) {
+    add("--brokers (FRAUD_BROKERS) is required; or --embedded-kafka, an in-process cluster to "
+        "try the service on");
+  }
   if (embedded_partitions < 1 || embedded_partitions > 1024) {
     add("--embedded-partitions must be 1..1024, got " + std::to_string(embedded_partitions));
   }
@@ -75,8 +87,8 @@ void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
 // State, the rule, commits and standbys.
 void ServiceConfig::validateProcessing(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
-  for (auto& problem : state.validate()) add(problem);
-  for (auto& problem : detector.validate()) add(problem);
+  for (auto& problem : state.validate()) add(withStateFlagNames(std::move(problem)));
+  for (auto& problem : cli::detectorProblems(detector)) add(problem);
   if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
     add("--max-future-skew-ms must be 0.." + std::to_string(detectors::kMaxEventTime));
   }
@@ -254,9 +266,10 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
         "transactional: alerts commit with state and offsets, each once, visible at the commit. "
         "immediate: each alert produced the moment it is detected (idempotent producer); after "
         "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, AlertDelivery>{{"transactional", AlertDelivery::kTransactional},
-                                               {"immediate", AlertDelivery::kImmediate}}))
+      ->transform(
+          cli::namedValues({{"immediate", static_cast<int>(AlertDelivery::kImmediate)},
+                            {"transactional", static_cast<int>(AlertDelivery::kTransactional)}}))
+      ->type_name("MODE")
       ->default_str("transactional");
   f.opt("--standby-replicas", c.standby_replicas,
         "Warm copies of each partition kept by other members, by tailing its changelog, so that "

@@ -20,7 +20,7 @@ namespace {
 int replayMain(const fraud::service::ReplayOptions& options,
                const std::optional<std::string>& key_file) {
   bool bad = false;
-  for (const auto& problem : options.detector.validate()) {
+  for (const auto& problem : fraud::cli::detectorProblems(options.detector)) {
     std::fprintf(stderr, "replay: %s\n", problem.c_str());
     bad = true;
   }

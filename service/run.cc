@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
+#include "service/cli/flag_names.h"
 #include "service/cli/logging.h"
 #include "service/embedded_kafka.h"
 #include "service/kafka/admin.h"
@@ -126,14 +128,23 @@ api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>
       problems.push_back(token_error);
     }
   }
-  // The API checks the options these flags become; the flags were checked under their own
-  // names (ServiceConfig::validate), so each mistake is reported once.
+  // The API checks the options these flags become. What ServiceConfig::validate checked under
+  // the flags' names is left out, so that each mistake is reported once; the rest is worded
+  // with the flags' names too. Options without a flag keep the API's name for them.
+  static constexpr std::string_view kCheckedAsFlags[] = {
+      "port ",        "probe_port ",   "ready_max_lag ",
+      "thread_nice ", "tls_cert_file", "peer_url_template must contain {member}"};
+  static constexpr cli::FlagName kFlags[] = {
+      {"address", "--http-address"},
+      {"peer_url_template", "--peer-url-template"},
+      {"api_token", "the API token (--api-token-file or FRAUD_API_TOKEN)"}};
   for (auto& problem : api_options.validate()) {
-    const bool checked_as_flag =
-        problem.rfind("port ", 0) == 0 || problem.rfind("probe_port ", 0) == 0 ||
-        problem.rfind("ready_max_lag ", 0) == 0 || problem.rfind("thread_nice ", 0) == 0 ||
-        problem.rfind("probe_port must differ", 0) == 0;
-    if (!checked_as_flag) problems.push_back("API: " + problem);
+    if (std::any_of(std::begin(kCheckedAsFlags), std::end(kCheckedAsFlags),
+                    [&](std::string_view checked) { return problem.starts_with(checked); })) {
+      continue;
+    }
+    std::string worded = cli::withFlagNames(problem, kFlags);
+    problems.push_back(worded == problem ? "API: " + problem : std::move(worded));
   }
   return api_options;
 }

@@ -137,16 +137,17 @@ TEST(RunCommand, AlertDeliveryNamesItsValues) {
 // A problem with a value is reported under the flag that sets it, not the field it fills.
 TEST(RunCommand, ValidationNamesFlagsNotFields) {
   TempDir dir;
-  const auto run = runToEnd({"run", "--embedded-kafka", "--state-dir", dir.file("state"),
-                             "--window-ms", "0", "--threshold", "5", "--max-events", "4",
-                             "--rocksdb-block-cache-mb", "4"});
+  const auto run =
+      runToEnd({"run", "--embedded-kafka", "--state-dir", dir.file("state"), "--window-ms", "0",
+                "--threshold", "5", "--max-events", "4", "--rocksdb-block-cache-mb", "4"});
   EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(run.err, "run: --rocksdb-block-cache-mb must be 8..1048576 MiB, got 4\n"
-                     "run: --window-ms must be in 1.." +
-                         std::to_string(detectors::kMaxEventTime) +
-                         ", got 0\n"
-                         "run: --max-events must be in --threshold (5)..1000000, got 4\n"
-                         "run: 3 problem(s); see fraud-detector run --help\n");
+  EXPECT_EQ(run.err,
+            "run: --rocksdb-block-cache-mb must be 8..1048576 MiB, got 4\n"
+            "run: --window-ms must be in 1.." +
+                std::to_string(detectors::kMaxEventTime) +
+                ", got 0\n"
+                "run: --max-events must be in --threshold (5)..1000000, got 4\n"
+                "run: 3 problem(s); see fraud-detector run --help\n");
 }
 
 // The API checks the options the flags become: its problems, too, under the flags' names, and
@@ -167,9 +168,9 @@ TEST(RunCommand, ApiProblemsNameTheFlagsOnce) {
 // Without a cluster there is still a way to try the service: say so.
 TEST(RunCommand, MissingBrokersNamesTheEmbeddedCluster) {
   TempDir dir;
-  const auto run = runToEnd({"run", "--state-dir", dir.file("state")},
-                            {{"FRAUD_CARD_HASH_KEY", "run-command-test-card-hash-key-32-bytes"},
-                             {"FRAUD_BROKERS", ""}});
+  const auto run = runToEnd(
+      {"run", "--state-dir", dir.file("state")},
+      {{"FRAUD_CARD_HASH_KEY", "run-command-test-card-hash-key-32-bytes"}, {"FRAUD_BROKERS", ""}});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err,
             "run: --brokers (FRAUD_BROKERS) is required; or --embedded-kafka, an in-process "

@@ -47,7 +47,8 @@ TEST(ServiceConfig, ReportsEveryProblemAtOnce) {
   EXPECT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--brokers")));
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--window-ms must be in 1..")));
-  EXPECT_THAT(problems, ::testing::Contains("--max-events must be in --threshold (5)..1000000, got 4"));
+  EXPECT_THAT(problems,
+              ::testing::Contains("--max-events must be in --threshold (5)..1000000, got 4"));
   EXPECT_THAT(problems, ::testing::Each(::testing::Not(HasSubstr("_ms"))));
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--kafka expects KEY=VALUE")));
 }
@@ -100,6 +101,19 @@ TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
               ::testing::Contains(HasSubstr("--probe-port must be -1..65535")));
   EXPECT_THAT(parse({"--brokers", "b:1", "--http-port", "9000", "--probe-port", "9000"}).validate(),
               ::testing::Contains(HasSubstr("--probe-port must differ from --http-port")));
+}
+
+TEST(ServiceConfig, AlertDeliveryIsTakenByName) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).alert_delivery, AlertDelivery::kTransactional);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--alert-delivery", "immediate"}).alert_delivery,
+            AlertDelivery::kImmediate);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--alert-delivery", "transactional"}).alert_delivery,
+            AlertDelivery::kTransactional);
+  ::setenv("FRAUD_ALERT_DELIVERY", "immediate", 1);
+  const auto from_env = parse({"--brokers", "b:1"});
+  ::unsetenv("FRAUD_ALERT_DELIVERY");
+  EXPECT_EQ(from_env.alert_delivery, AlertDelivery::kImmediate);
+  EXPECT_THROW(parse({"--brokers", "b:1", "--alert-delivery", "1"}), CLI::ValidationError);
 }
 
 TEST(ServiceConfig, ApiThreadNiceIsZeroByDefaultAndAtMost19) {
