@@ -39,8 +39,8 @@ int replayMain(const fraud::service::ReplayOptions& options,
     return 2;
   }
   if (result.error) {
+    // The error alone, as the last line: a summary there would read as a finished run.
     std::fprintf(stderr, "replay: %s\n", result.error->c_str());
-    std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());
     return 1;
   }
   if (options.report_peak_cards) {
@@ -74,11 +74,20 @@ int main(int argc, char** argv) {
   auto* replay_cmd = app.add_subcommand(
       "replay",
       "Run the detector over a JSONL file as one partition: alerts (JSONL) on --output, the "
-      "summary JSON as the last line of stderr. The card-hash key comes from "
-      "--card-hash-key-file or FRAUD_CARD_HASH_KEY; it is never taken on the command line.");
+      "summary JSON as the last line of stderr when the run completes (exit 0, also when records "
+      "are rejected; --rejects says which). When the input cannot be read or an output cannot be "
+      "written: the error alone, exit 1. The card-hash key comes from --card-hash-key-file or "
+      "FRAUD_CARD_HASH_KEY; it is never taken on the command line.");
   replay_cmd->add_option("--input", replay.input, "Transactions, JSONL; '-' for stdin")->required();
   replay_cmd->add_option("--output", replay.output, "Where alerts go; '-' for stdout")
       ->capture_default_str();
+  replay_cmd->add_option(
+      "--rejects", replay.rejects,
+      "Write each rejected line to this file, one JSON line each: {\"line\":N (from 1, every "
+      "line counted),\"reason\":\"invalid_json\" (as in the summary),\"bytes\":\"...\"} "
+      "(\"bytes_base64\" when the line is not UTF-8). These are the input's own bytes, card "
+      "numbers included: the file is your own data, made readable by you alone (0600). Nothing "
+      "else replay writes holds a card number");
   replay_cmd->add_option("--card-hash-key-file", replay_key_file,
                          "File holding the card-hash key (less one trailing newline); wins "
                          "over FRAUD_CARD_HASH_KEY");

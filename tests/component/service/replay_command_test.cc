@@ -155,14 +155,15 @@ TEST_F(ReplayCommand, RejectsFileLocatesEachRejectedLine) {
                 "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"D\",\"event_time\":2}\n"
                 "\xff\xfe\t\n"
                 "{\"tx_id\":\"d\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n"
+                "{\"tx_id\":\"e\",\"card\":\"card-1\",\"country\":\"\xc3\x89S\",\"event_time\":4}\n"
                 "{\"tx_id\":");
   const auto rejects = tempPath("rejects.out.jsonl");
   const auto run = replay({"--input", input, "--rejects", rejects}, kKeyEnv);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto summary = nlohmann::json::parse(lastLine(run.err));
-  EXPECT_EQ(summary["records"], 7);
+  EXPECT_EQ(summary["records"], 8);
   EXPECT_EQ(summary["rejected"],
-            nlohmann::json::parse(R"({"invalid_json":3,"missing_field":1,"invalid_field":1})"));
+            nlohmann::json::parse(R"({"invalid_json":3,"missing_field":1,"invalid_field":2})"));
   EXPECT_EQ(run.err.find("4111111111111111"), std::string::npos) << run.err;
 
   std::istringstream lines(readFile(rejects));
@@ -177,7 +178,11 @@ TEST_F(ReplayCommand, RejectsFileLocatesEachRejectedLine) {
        {"reason", "invalid_field"},
        {"bytes", "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"D\",\"event_time\":2}"}},
       {{"line", 6}, {"reason", "invalid_json"}, {"bytes_base64", "//4J"}},
-      {{"line", 8}, {"reason", "invalid_json"}, {"bytes", "{\"tx_id\":"}}};
+      {{"line", 8},
+       {"reason", "invalid_field"},
+       {"bytes",
+        "{\"tx_id\":\"e\",\"card\":\"card-1\",\"country\":\"\xc3\x89S\",\"event_time\":4}"}},
+      {{"line", 9}, {"reason", "invalid_json"}, {"bytes", "{\"tx_id\":"}}};
   EXPECT_EQ(got, expected) << readFile(rejects);
   // It holds what the input holds (card numbers): readable by its owner alone.
   struct stat info {};
