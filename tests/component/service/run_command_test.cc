@@ -1,7 +1,9 @@
 // `fraud-detector run` as an operator starts it, against a broker address where nothing listens.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
 #include <netinet/in.h>
+#include <rocksdb/version.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "detectors/transaction.h"
+#include "service/version.h"
 #include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -99,6 +102,17 @@ Finished runToEnd(const std::vector<std::string>& args,
   ChildProcess process(FRAUD_DETECTOR_BIN, args, env, dir.file("run"));
   const auto status = process.waitExit(seconds(60));
   return {status.value_or(-1), process.stdoutText(), process.stderrText()};
+}
+
+// What runs: the project's version and those of librdkafka and RocksDB as the process loads
+// them (the libraries' own functions; the headers' macros name the build's, not the run's).
+TEST(RunCommand, VersionNamesTheLibrariesItRunsWith) {
+  const auto run = runToEnd({"--version"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out, "fraud-detector " + std::string(service::kVersion) + "\nlibrdkafka " +
+                         rd_kafka_version_str() + "\nRocksDB " +
+                         rocksdb::GetRocksVersionAsString() + "\n");
+  EXPECT_EQ(run.err, "");
 }
 
 // A mistyped subcommand or option gets the closest real one named, in one line: the suggestion,

@@ -1,6 +1,8 @@
 // `fraud-loadgen`'s command line as a newcomer meets it: the help, a mistyped flag, the log
 // lines. No broker needed.
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <rocksdb/version.h>
 
 #include <chrono>
 #include <string>
@@ -60,6 +62,16 @@ TEST(LoadgenCommand, SuggestsTheClosestCommand) {
   const auto run = runProgram(FRAUD_LOADGEN_BIN, {"verfiy"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err, "fraud-loadgen: unknown command 'verfiy'; did you mean 'verify'?\n");
+}
+
+// What runs, as fraud-detector --version says it: the project's version, librdkafka's and
+// RocksDB's as the process loads them.
+TEST(LoadgenCommand, VersionNamesTheLibrariesItRunsWith) {
+  const auto run = runProgram(FRAUD_LOADGEN_BIN, {"--version"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out, std::string("fraud-loadgen ") + FRAUD_PROJECT_VERSION + "\nlibrdkafka " +
+                         rd_kafka_version_str() + "\nRocksDB " +
+                         rocksdb::GetRocksVersionAsString() + "\n");
 }
 
 // The rule's bounds under the flags' names, as fraud-detector reports them.
