@@ -9,11 +9,11 @@
 #include "detectors/card_ref.h"
 #include "service/cli/detector_flags.h"
 #include "service/cli/suggestions.h"
+#include "service/cli/versions.h"
 #include "service/core_dumps.h"
 #include "service/kafka/secret.h"
 #include "service/replay.h"
 #include "service/run.h"
-#include "service/version.h"
 
 namespace {
 
@@ -67,7 +67,9 @@ int main(int argc, char** argv) {
       "fraud-detector: raises an alert when one card is used in N or more distinct "
       "countries within a sliding window."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(fraud::service::kVersion));
+  app.set_version_flag(
+      "--version", [] { return fraud::cli::versionText("fraud-detector"); },
+      "Print the version and those of librdkafka and RocksDB as loaded, and exit");
 
   fraud::service::ReplayOptions replay;
   std::optional<std::string> replay_key_file;
