@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
@@ -243,6 +244,105 @@ TEST(RunCommand, AnyFreeHttpPortMeansAnyFreeProbePortToo) {
   EXPECT_EQ(err.find("cannot serve"), std::string::npos) << err;
   process.signal(SIGTERM);
   EXPECT_EQ(process.waitExit(seconds(60)), 0) << process.stderrText();
+}
+
+// The service until its probe listener is up (or it exits, or 60 s pass); then stopped.
+struct Started {
+  bool exited = false;
+  std::string err;
+};
+
+Started startAndStop(const std::vector<std::string>& args,
+                     const std::map<std::string, std::string>& env = {}) {
+  TempDir dir;
+  std::vector<std::string> all = {"run", "--embedded-kafka", "--embedded-partitions",
+                                  "1",   "--state-dir",      dir.file("state")};
+  all.insert(all.end(), args.begin(), args.end());
+  std::map<std::string, std::string> all_env = {
+      {"FRAUD_CARD_HASH_KEY", "run-command-test-card-hash-key-32-bytes"}};
+  all_env.insert(env.begin(), env.end());
+  ChildProcess process(FRAUD_DETECTOR_BIN, all, all_env, dir.file("run"));
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (std::chrono::steady_clock::now() < deadline && process.running() &&
+         process.stderrText().find("probes on http://") == std::string::npos) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  Started started{!process.running(), process.stderrText()};
+  process.signal(SIGTERM);
+  EXPECT_TRUE(process.waitExit(seconds(60)).has_value());
+  return started;
+}
+
+// The line of `text` that holds `what`, without its newline; "" when there is none.
+std::string lineWith(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t start = text.rfind('\n', at);
+  const size_t begin = start == std::string::npos ? 0 : start + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+// The port of "API on http://ADDRESS:PORT " in the log, or 0.
+int apiPort(const std::string& err, const std::string& address) {
+  const std::string prefix = "API on http://" + address + ":";
+  const size_t at = err.find(prefix);
+  return at == std::string::npos ? 0 : std::atoi(err.c_str() + at + prefix.size());
+}
+
+// Issue 28: --http-port alone moves the probes too (to the next port), so that a second
+// instance on the host does not collide with the first on 8081. Two adjacent free ports are
+// found by binding them; another process may take one before the service does, so a few pairs
+// are tried.
+TEST(RunCommand, HttpPortAloneMovesTheProbesToTheNextPort) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    int port = 0;
+    {
+      const HeldPort api(0);
+      const HeldPort probe(api.port() == 65535 ? 0 : api.port() + 1);
+      if (api.port() == 0 || probe.port() == 0) continue;
+      port = api.port();
+    }
+    const auto started =
+        startAndStop({"--http-port", std::to_string(port), "--http-address", "127.0.0.1"});
+    if (started.err.find("cannot serve") != std::string::npos) continue;  // taken meanwhile
+    EXPECT_NE(started.err.find("API on http://127.0.0.1:" + std::to_string(port) + " "),
+              std::string::npos)
+        << started.err;
+    EXPECT_NE(started.err.find("probes on http://127.0.0.1:" + std::to_string(port + 1) + " "),
+              std::string::npos)
+        << started.err;
+    return;
+  }
+  FAIL() << "no two adjacent free ports in 5 attempts";
+}
+
+// Issue 28: --embedded-kafka is for trying the product: without --http-address its API (card
+// state on /v1/*) is served on loopback alone.
+TEST(RunCommand, EmbeddedKafkaServesOnLoopbackByDefault) {
+  const auto started = startAndStop({"--http-port", "0"});
+  EXPECT_FALSE(started.exited) << started.err;
+  EXPECT_NE(apiPort(started.err, "127.0.0.1"), 0) << started.err;
+  EXPECT_NE(started.err.find("probes on http://127.0.0.1:"), std::string::npos) << started.err;
+  EXPECT_EQ(started.err.find("without a token"), std::string::npos) << started.err;
+}
+
+// Card state served to anyone who reaches the address: said at start, in one line.
+TEST(RunCommand, WarnsWhenCardStateIsServedWithoutATokenBeyondLoopback) {
+  auto started = startAndStop({"--http-port", "0", "--http-address", "0.0.0.0"});
+  const int port = apiPort(started.err, "0.0.0.0");
+  ASSERT_NE(port, 0) << started.err;
+  const std::string warning = lineWith(started.err, "without a token");
+  EXPECT_TRUE(warning.ends_with(
+      " warn  fraud-detector: /v1/* (card state) answers without a token on 0.0.0.0:" +
+      std::to_string(port) +
+      ", to anyone who reaches it; give --api-token-file (or FRAUD_API_TOKEN), or --http-address "
+      "127.0.0.1"))
+      << started.err;
+
+  started = startAndStop({"--http-port", "0", "--http-address", "0.0.0.0"},
+                         {{"FRAUD_API_TOKEN", "run-command-test-token"}});
+  EXPECT_NE(apiPort(started.err, "0.0.0.0"), 0) << started.err;
+  EXPECT_EQ(started.err.find("without a token"), std::string::npos) << started.err;
 }
 
 // A probe port that is taken is reported under its flag and number, not the API's.

@@ -103,6 +103,46 @@ TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
               ::testing::Contains(HasSubstr("--probe-port must differ from --http-port")));
 }
 
+// Issue 28: a second instance on the host given only another --http-port must not collide with
+// the first on the probe port: the probes follow the API port unless --probe-port is given.
+TEST(ServiceConfig, ProbePortFollowsTheHttpPortUnlessGiven) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 8081);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082"}).probe_port, 18083);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "0"}).probe_port, 0);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082", "--probe-port", "9000"}).probe_port,
+            9000);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082", "--probe-port", "-1"}).probe_port,
+            -1);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "0", "--probe-port", "8081"}).probe_port,
+            8081);
+  ::setenv("FRAUD_HTTP_PORT", "18090", 1);
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 18091);
+  ::setenv("FRAUD_PROBE_PORT", "9100", 1);
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 9100);
+  ::unsetenv("FRAUD_PROBE_PORT");
+  ::unsetenv("FRAUD_HTTP_PORT");
+  // No port after 65535: say so rather than pick one.
+  EXPECT_THAT(parse({"--brokers", "b:1", "--http-port", "65535"}).validate(),
+              ::testing::ElementsAre(
+                  "--probe-port: --http-port 65535 has no next port for the probes; give one"));
+  EXPECT_TRUE(parse({"--brokers", "b:1", "--http-port", "65535", "--probe-port", "8081"})
+                  .validate()
+                  .empty());
+}
+
+// Issue 28: --embedded-kafka is for trying the product; its API (card state) stays on this host
+// unless an address is given.
+TEST(ServiceConfig, EmbeddedKafkaListensOnLoopbackUnlessAnAddressIsGiven) {
+  EXPECT_EQ(parse({"--embedded-kafka"}).http_address, "127.0.0.1");
+  EXPECT_EQ(parse({"--brokers", "b:1"}).http_address, "0.0.0.0");
+  EXPECT_EQ(parse({"--embedded-kafka", "--http-address", "0.0.0.0"}).http_address, "0.0.0.0");
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-address", "127.0.0.1"}).http_address, "127.0.0.1");
+  ::setenv("FRAUD_HTTP_ADDRESS", "::", 1);
+  const auto from_env = parse({"--embedded-kafka"});
+  ::unsetenv("FRAUD_HTTP_ADDRESS");
+  EXPECT_EQ(from_env.http_address, "::");
+}
+
 TEST(ServiceConfig, AlertDeliveryIsTakenByName) {
   EXPECT_EQ(parse({"--brokers", "b:1"}).alert_delivery, AlertDelivery::kTransactional);
   EXPECT_EQ(parse({"--brokers", "b:1", "--alert-delivery", "immediate"}).alert_delivery,
