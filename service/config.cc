@@ -41,6 +41,10 @@ std::string hostName() {
 void ServiceConfig::resolveDefaults() {
   if (changelog_topic.empty()) changelog_topic = group_id + ".state-changelog";
   if (instance_id.empty()) instance_id = hostName();
+  if (!http_address) http_address = embedded_kafka ? "127.0.0.1" : "0.0.0.0";
+  if (!probe_port && http_port >= 0 && http_port < 65535) {
+    probe_port = http_port == 0 ? 0 : http_port + 1;
+  }
 }
 
 std::vector<std::string> ServiceConfig::validate() const {
@@ -119,9 +123,13 @@ void ServiceConfig::validateServer(std::vector<std::string>& problems) const {
   if (http_port < 0 || http_port > 65535) {
     add("--http-port must be 0..65535, got " + std::to_string(http_port));
   }
-  if (probe_port < -1 || probe_port > 65535) {
-    add("--probe-port must be -1..65535, got " + std::to_string(probe_port));
-  } else if (probe_port > 0 && probe_port == http_port) {
+  if (!probe_port) {
+    if (http_port == 65535) {  // else --http-port is out of range, reported above
+      add("--probe-port: --http-port 65535 has no next port for the probes; give one");
+    }
+  } else if (*probe_port < -1 || *probe_port > 65535) {
+    add("--probe-port must be -1..65535, got " + std::to_string(*probe_port));
+  } else if (*probe_port > 0 && *probe_port == http_port) {
     add("--probe-port must differ from --http-port, both are " + std::to_string(http_port));
   }
   if (api_thread_nice < 0 || api_thread_nice > 19) {
@@ -203,7 +211,8 @@ class EnvFlags {
 void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
   f.flag("--embedded-kafka", c.embedded_kafka,
-         "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT)");
+         "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT); the API "
+         "and probes then listen on 127.0.0.1 unless --http-address is given");
   f.opt("--embedded-partitions", c.embedded_partitions, "Input partitions of the embedded cluster")
       ->capture_default_str();
   f.opt("--input-topic", c.input_topic, "Transactions topic, keyed by card")->capture_default_str();
@@ -285,12 +294,17 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
 
 // The HTTP API and probes, lookups, logging and debugging.
 void addServerFlags(EnvFlags& f, ServiceConfig& c) {
-  f.opt("--http-address", c.http_address, "API listen address")->capture_default_str();
-  f.opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
+  f.opt("--http-address", c.http_address,
+        "Listen address of the API and the probes (default 0.0.0.0; 127.0.0.1 under "
+        "--embedded-kafka). Without an API token, /v1/* serves card state to anyone who reaches "
+        "it: a warning at start says so unless the address is loopback");
+  f.opt("--http-port", c.http_port,
+        "API port (0: any free port, and the probes too unless --probe-port is given)")
+      ->capture_default_str();
   f.opt("--probe-port", c.probe_port,
         "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
-        "caps (-1: off, 0: any free port)")
-      ->capture_default_str();
+        "caps (default: --http-port + 1, so 8081, and any free port with --http-port 0; -1: off, "
+        "0: any free port)");
   f.opt("--api-thread-nice", c.api_thread_nice,
         "Niceness of the API's I/O and lookup threads (not the probe port's): under CPU "
         "contention ingestion runs first (0: as the process; 0..19)")

@@ -122,12 +122,6 @@ int main(int argc, char** argv) {
   }
 
   if (*run_cmd) {
-    // --http-port 0 asks for any free port; the probes then take any free port too, unless
-    // --probe-port (or FRAUD_PROBE_PORT) says otherwise, so that instances side by side on one
-    // host do not collide on the default probe port.
-    if (run.http_port == 0 && run_cmd->get_option("--probe-port")->count() == 0) {
-      run.probe_port = 0;
-    }
     if (!applyCoreDumpPolicy("run", run.allow_core_dumps)) return 1;
     // Blocked before any thread starts, so that only the service's signal thread sees them.
     sigset_t stop_signals;

@@ -333,7 +333,7 @@ TEST(RunCommand, WarnsWhenCardStateIsServedWithoutATokenBeyondLoopback) {
   ASSERT_NE(port, 0) << started.err;
   const std::string warning = lineWith(started.err, "without a token");
   EXPECT_TRUE(warning.ends_with(
-      " warn  fraud-detector: /v1/* (card state) answers without a token on 0.0.0.0:" +
+      " warning fraud-detector: /v1/* (card state) answers without a token on 0.0.0.0:" +
       std::to_string(port) +
       ", to anyone who reaches it; give --api-token-file (or FRAUD_API_TOKEN), or --http-address "
       "127.0.0.1"))
