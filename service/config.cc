@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <array>
 
 #include "service/cli/detector_flags.h"
 #include "service/cli/flag_names.h"
@@ -23,10 +24,11 @@ bool validTopicName(const std::string& name) {
 
 // StateDbOptions::validate() names the budgets in words; the command line names the flags.
 std::string withStateFlagNames(std::string problem) {
-  static constexpr cli::FlagName kNames[] = {{"state dir", "--state-dir"},
-                                             {"rocksdb block cache", "--rocksdb-block-cache-mb"},
-                                             {"rocksdb write buffer", "--rocksdb-write-buffer-mb"},
-                                             {"state cache", "--state-cache-mb"}};
+  static constexpr std::array kNames = {
+      cli::FlagName{"state dir", "--state-dir"},
+      cli::FlagName{"rocksdb block cache", "--rocksdb-block-cache-mb"},
+      cli::FlagName{"rocksdb write buffer", "--rocksdb-write-buffer-mb"},
+      cli::FlagName{"state cache", "--state-cache-mb"}};
   return cli::withFlagNames(std::move(problem), kNames);
 }
 

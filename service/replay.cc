@@ -113,15 +113,15 @@ bool isUtf8(std::string_view text) {
 // a line that is not UTF-8 (a JSON string holds only text).
 void appendReject(std::string& out, uint64_t line_number, detectors::RejectReason reason,
                   std::string_view line) {
-  out.append("{\"line\":");
+  out.append(R"({"line":)");
   out.append(std::to_string(line_number));
-  out.append(",\"reason\":\"");
+  out.append(R"(,"reason":")");
   out.append(detectors::rejectReasonName(reason));
   if (isUtf8(line)) {
-    out.append("\",\"bytes\":");
+    out.append(R"(","bytes":)");
     detectors::appendJsonString(out, line);
   } else {
-    out.append("\",\"bytes_base64\":\"");
+    out.append(R"(","bytes_base64":")");
     const size_t at = out.size();
     out.resize(at + 4 * ((line.size() + 2) / 3) + 1);
     const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + at),

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -134,15 +135,15 @@ api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>
   // The API checks the options these flags become. What ServiceConfig::validate checked under
   // the flags' names is left out, so that each mistake is reported once; the rest is worded
   // with the flags' names too. Options without a flag keep the API's name for them.
-  static constexpr std::string_view kCheckedAsFlags[] = {
+  static constexpr std::array<std::string_view, 6> kCheckedAsFlags = {
       "port ",        "probe_port ",   "ready_max_lag ",
       "thread_nice ", "tls_cert_file", "peer_url_template must contain {member}"};
-  static constexpr cli::FlagName kFlags[] = {
-      {"address", "--http-address"},
-      {"peer_url_template", "--peer-url-template"},
-      {"api_token", "the API token (--api-token-file or FRAUD_API_TOKEN)"}};
+  static constexpr std::array kFlags = {
+      cli::FlagName{"address", "--http-address"},
+      cli::FlagName{"peer_url_template", "--peer-url-template"},
+      cli::FlagName{"api_token", "the API token (--api-token-file or FRAUD_API_TOKEN)"}};
   for (auto& problem : api_options.validate()) {
-    if (std::any_of(std::begin(kCheckedAsFlags), std::end(kCheckedAsFlags),
+    if (std::any_of(kCheckedAsFlags.begin(), kCheckedAsFlags.end(),
                     [&](std::string_view checked) { return problem.starts_with(checked); })) {
       continue;
     }

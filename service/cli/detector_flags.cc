@@ -1,5 +1,7 @@
 #include "service/cli/detector_flags.h"
 
+#include <array>
+
 #include "service/cli/flag_names.h"
 
 namespace fraud::cli {
@@ -18,10 +20,9 @@ void addDetectorFlags(CLI::App& command, detectors::DetectorOptions& options) {
 }
 
 std::string withDetectorFlagNames(std::string problem) {
-  static constexpr FlagName kNames[] = {{"window_ms", "--window-ms"},
-                                        {"grace_ms", "--grace-ms"},
-                                        {"threshold", "--threshold"},
-                                        {"max_events", "--max-events"}};
+  static constexpr std::array kNames = {
+      FlagName{"window_ms", "--window-ms"}, FlagName{"grace_ms", "--grace-ms"},
+      FlagName{"threshold", "--threshold"}, FlagName{"max_events", "--max-events"}};
   return withFlagNames(std::move(problem), kNames);
 }
 

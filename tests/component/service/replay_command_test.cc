@@ -176,7 +176,7 @@ TEST_F(ReplayCommand, RejectsFileLocatesEachRejectedLine) {
        {"bytes", "{\"tx_id\":\"b\",\"card\":\"4111111111111111\",\"country\":\"FR\"}\r"}},
       {{"line", 5},
        {"reason", "invalid_field"},
-       {"bytes", "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"D\",\"event_time\":2}"}},
+       {"bytes", R"({"tx_id":"c","card":"card-1","country":"D","event_time":2})"}},
       {{"line", 6}, {"reason", "invalid_json"}, {"bytes_base64", "//4J"}},
       {{"line", 8},
        {"reason", "invalid_field"},
