@@ -5,6 +5,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "service/cli/detector_flags.h"
 #include "service/kafka/properties.h"
 
 namespace fraud::loadgen {
@@ -71,7 +72,10 @@ std::optional<kafka::Secret> loadKey(const std::optional<std::string>& key_file,
 }
 
 int reportProblems(const char* prefix, const std::vector<std::string>& problems) {
-  for (const auto& problem : problems) std::fprintf(stderr, "%s: %s\n", prefix, problem.c_str());
+  // The rule's bounds come from DetectorOptions::validate(), which names fields, not flags.
+  for (const auto& problem : problems) {
+    std::fprintf(stderr, "%s: %s\n", prefix, cli::withDetectorFlagNames(problem).c_str());
+  }
   return 2;
 }
 

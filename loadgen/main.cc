@@ -8,6 +8,7 @@
 #include "loadgen/verify_command.h"
 #include "service/cli/logging.h"
 #include "service/cli/suggestions.h"
+#include "service/cli/versions.h"
 
 namespace {
 
@@ -22,6 +23,9 @@ int runCommandLine(int argc, char** argv) {
       "alerts and dead-letter topics. The card-hash key comes from --card-hash-key-file or "
       "FRAUD_CARD_HASH_KEY, never from the command line."};
   app.require_subcommand(0, 1);
+  app.set_version_flag(
+      "--version", [] { return fraud::cli::versionText("fraud-loadgen"); },
+      "Print the version and those of librdkafka and RocksDB as loaded, and exit");
   // librdkafka's own lines (a broker that cannot be reached, and the like) on stderr in the
   // service's log format (stdout carries the JSON summary).
   fraud::cli::configureLogging("fraud-loadgen", "text", "info");

@@ -3,9 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <map>
+#include <array>
 
 #include "service/cli/detector_flags.h"
+#include "service/cli/flag_names.h"
 #include "service/kafka/properties.h"
 
 namespace fraud::service {
@@ -21,6 +22,16 @@ bool validTopicName(const std::string& name) {
   return true;
 }
 
+// StateDbOptions::validate() names the budgets in words; the command line names the flags.
+std::string withStateFlagNames(std::string problem) {
+  static constexpr std::array kNames = {
+      cli::FlagName{"state dir", "--state-dir"},
+      cli::FlagName{"rocksdb block cache", "--rocksdb-block-cache-mb"},
+      cli::FlagName{"rocksdb write buffer", "--rocksdb-write-buffer-mb"},
+      cli::FlagName{"state cache", "--state-cache-mb"}};
+  return cli::withFlagNames(std::move(problem), kNames);
+}
+
 std::string hostName() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') return "fraud-detector";
@@ -32,6 +43,10 @@ std::string hostName() {
 void ServiceConfig::resolveDefaults() {
   if (changelog_topic.empty()) changelog_topic = group_id + ".state-changelog";
   if (instance_id.empty()) instance_id = hostName();
+  if (!http_address) http_address = embedded_kafka ? "127.0.0.1" : "0.0.0.0";
+  if (!probe_port && http_port >= 0 && http_port < 65535) {
+    probe_port = http_port == 0 ? 0 : http_port + 1;
+  }
 }
 
 std::vector<std::string> ServiceConfig::validate() const {
@@ -45,7 +60,10 @@ std::vector<std::string> ServiceConfig::validate() const {
 // The cluster, topics, group and clients.
 void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
-  if (brokers.empty() && !embedded_kafka) add("--brokers (FRAUD_BROKERS) is required");
+  if (brokers.empty() && !embedded_kafka) {
+    add("--brokers (FRAUD_BROKERS) is required; or --embedded-kafka, an in-process cluster to "
+        "try the service on");
+  }
   if (embedded_partitions < 1 || embedded_partitions > 1024) {
     add("--embedded-partitions must be 1..1024, got " + std::to_string(embedded_partitions));
   }
@@ -75,11 +93,11 @@ void ServiceConfig::validateKafka(std::vector<std::string>& problems) const {
 // State, the rule, commits and standbys.
 void ServiceConfig::validateProcessing(std::vector<std::string>& problems) const {
   auto add = [&](std::string problem) { problems.push_back(std::move(problem)); };
-  for (auto& problem : state.validate()) add(problem);
+  for (auto& problem : state.validate()) add(withStateFlagNames(std::move(problem)));
   // Here, with the other settings, so that a state dir the database cannot open stops the
   // service before it starts a broker or a listener.
   if (auto problem = state.checkDir()) add("--state-dir " + *problem);
-  for (auto& problem : detector.validate()) add(problem);
+  for (auto& problem : cli::detectorProblems(detector)) add(problem);
   if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
     add("--max-future-skew-ms must be 0.." + std::to_string(detectors::kMaxEventTime));
   }
@@ -110,9 +128,13 @@ void ServiceConfig::validateServer(std::vector<std::string>& problems) const {
   if (http_port < 0 || http_port > 65535) {
     add("--http-port must be 0..65535, got " + std::to_string(http_port));
   }
-  if (probe_port < -1 || probe_port > 65535) {
-    add("--probe-port must be -1..65535, got " + std::to_string(probe_port));
-  } else if (probe_port > 0 && probe_port == http_port) {
+  if (!probe_port) {
+    if (http_port == 65535) {  // else --http-port is out of range, reported above
+      add("--probe-port: --http-port 65535 has no next port for the probes; give one");
+    }
+  } else if (*probe_port < -1 || *probe_port > 65535) {
+    add("--probe-port must be -1..65535, got " + std::to_string(*probe_port));
+  } else if (*probe_port > 0 && *probe_port == http_port) {
     add("--probe-port must differ from --http-port, both are " + std::to_string(http_port));
   }
   if (api_thread_nice < 0 || api_thread_nice > 19) {
@@ -194,7 +216,8 @@ class EnvFlags {
 void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
   f.flag("--embedded-kafka", c.embedded_kafka,
-         "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT)");
+         "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT); the API "
+         "and probes then listen on 127.0.0.1 unless --http-address is given");
   f.opt("--embedded-partitions", c.embedded_partitions, "Input partitions of the embedded cluster")
       ->capture_default_str();
   f.opt("--input-topic", c.input_topic, "Transactions topic, keyed by card")->capture_default_str();
@@ -259,9 +282,10 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
         "transactional: alerts commit with state and offsets, each once, visible at the commit. "
         "immediate: each alert produced the moment it is detected (idempotent producer); after "
         "a crash, abort or lost partition a consumer may see exact repeats of an idempotency key")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, AlertDelivery>{{"transactional", AlertDelivery::kTransactional},
-                                               {"immediate", AlertDelivery::kImmediate}}))
+      ->transform(
+          cli::namedValues({{"immediate", static_cast<int>(AlertDelivery::kImmediate)},
+                            {"transactional", static_cast<int>(AlertDelivery::kTransactional)}}))
+      ->type_name("MODE")
       ->default_str("transactional");
   f.opt("--standby-replicas", c.standby_replicas,
         "Warm copies of each partition kept by other members, by tailing its changelog, so that "
@@ -278,12 +302,17 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
 
 // The HTTP API and probes, lookups, logging and debugging.
 void addServerFlags(EnvFlags& f, ServiceConfig& c) {
-  f.opt("--http-address", c.http_address, "API listen address")->capture_default_str();
-  f.opt("--http-port", c.http_port, "API port (0: any free port)")->capture_default_str();
+  f.opt("--http-address", c.http_address,
+        "Listen address of the API and the probes (default 0.0.0.0; 127.0.0.1 under "
+        "--embedded-kafka). Without an API token, /v1/* serves card state to anyone who reaches "
+        "it: a warning at start says so unless the address is loopback");
+  f.opt("--http-port", c.http_port,
+        "API port (0: any free port, and the probes too unless --probe-port is given)")
+      ->capture_default_str();
   f.opt("--probe-port", c.probe_port,
         "Port of /healthz, /readyz and /metrics alone, plain HTTP, outside the API's connection "
-        "caps (-1: off, 0: any free port)")
-      ->capture_default_str();
+        "caps (default: --http-port + 1, so 8081, and any free port with --http-port 0; -1: off, "
+        "0: any free port)");
   f.opt("--api-thread-nice", c.api_thread_nice,
         "Niceness of the API's I/O and lookup threads (not the probe port's): under CPU "
         "contention ingestion runs first (0: as the process; 0..19)")

@@ -55,9 +55,14 @@ struct ServiceConfig {
   std::optional<std::string> kafka_config_file;
   std::vector<std::string> kafka_overrides;  // KEY=VALUE, applied after the file
 
-  std::string http_address = "0.0.0.0";
-  int32_t http_port = 8080;           // 0..65535 (0: any free port)
-  int32_t probe_port = 8081;          // -1..65535 (-1: off, 0: any free port); not http_port
+  // Unset (no --http-address, no FRAUD_HTTP_ADDRESS): 127.0.0.1 under embedded_kafka (trying
+  // the product does not serve card state to the network), else 0.0.0.0 (resolveDefaults).
+  std::optional<std::string> http_address;
+  int32_t http_port = 8080;  // 0..65535 (0: any free port)
+  // -1..65535 (-1: off, 0: any free port); not http_port. Unset: http_port + 1, or 0 when
+  // http_port is 0, so that instances given only their own --http-port do not collide on the
+  // probes (resolveDefaults; for http_port 65535 it stays unset and validate() says so).
+  std::optional<int32_t> probe_port;
   int32_t api_thread_nice = 0;        // 0..19: niceness of the API's threads (not the probes')
   int64_t ready_max_lag = 10'000;     // >= 0
   std::string partitioner = "crc32";  // crc32 | murmur2
@@ -80,7 +85,8 @@ struct ServiceConfig {
   // directory is checked to be usable (StateDbOptions::checkDir: a probe file created and
   // removed).
   [[nodiscard]] std::vector<std::string> validate() const;
-  // Fills defaults that depend on other values (changelog topic, instance id).
+  // Fills defaults that depend on other values (changelog topic, instance id, the API's
+  // address and the probe port).
   void resolveDefaults();
 
  private:

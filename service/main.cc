@@ -9,18 +9,18 @@
 #include "detectors/card_ref.h"
 #include "service/cli/detector_flags.h"
 #include "service/cli/suggestions.h"
+#include "service/cli/versions.h"
 #include "service/core_dumps.h"
 #include "service/kafka/secret.h"
 #include "service/replay.h"
 #include "service/run.h"
-#include "service/version.h"
 
 namespace {
 
 int replayMain(const fraud::service::ReplayOptions& options,
                const std::optional<std::string>& key_file) {
   bool bad = false;
-  for (const auto& problem : options.detector.validate()) {
+  for (const auto& problem : fraud::cli::detectorProblems(options.detector)) {
     std::fprintf(stderr, "replay: %s\n", problem.c_str());
     bad = true;
   }
@@ -39,8 +39,8 @@ int replayMain(const fraud::service::ReplayOptions& options,
     return 2;
   }
   if (result.error) {
+    // The error alone, as the last line: a summary there would read as a finished run.
     std::fprintf(stderr, "replay: %s\n", result.error->c_str());
-    std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());
     return 1;
   }
   if (options.report_peak_cards) {
@@ -67,18 +67,29 @@ int main(int argc, char** argv) {
       "fraud-detector: raises an alert when one card is used in N or more distinct "
       "countries within a sliding window."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(fraud::service::kVersion));
+  app.set_version_flag(
+      "--version", [] { return fraud::cli::versionText("fraud-detector"); },
+      "Print the version and those of librdkafka and RocksDB as loaded, and exit");
 
   fraud::service::ReplayOptions replay;
   std::optional<std::string> replay_key_file;
   auto* replay_cmd = app.add_subcommand(
       "replay",
       "Run the detector over a JSONL file as one partition: alerts (JSONL) on --output, the "
-      "summary JSON as the last line of stderr. The card-hash key comes from "
-      "--card-hash-key-file or FRAUD_CARD_HASH_KEY; it is never taken on the command line.");
+      "summary JSON as the last line of stderr when the run completes (exit 0, also when records "
+      "are rejected; --rejects says which). When the input cannot be read or an output cannot be "
+      "written: the error alone, exit 1. The card-hash key comes from --card-hash-key-file or "
+      "FRAUD_CARD_HASH_KEY; it is never taken on the command line.");
   replay_cmd->add_option("--input", replay.input, "Transactions, JSONL; '-' for stdin")->required();
   replay_cmd->add_option("--output", replay.output, "Where alerts go; '-' for stdout")
       ->capture_default_str();
+  replay_cmd->add_option(
+      "--rejects", replay.rejects,
+      "Write each rejected line to this file, one JSON line each: {\"line\":N (from 1, every "
+      "line counted),\"reason\":\"invalid_json\" (as in the summary),\"bytes\":\"...\"} "
+      "(\"bytes_base64\" when the line is not UTF-8). These are the input's own bytes, card "
+      "numbers included: the file is your own data, made readable by you alone (0600). Nothing "
+      "else replay writes holds a card number");
   replay_cmd->add_option("--card-hash-key-file", replay_key_file,
                          "File holding the card-hash key (less one trailing newline); wins "
                          "over FRAUD_CARD_HASH_KEY");
@@ -111,12 +122,6 @@ int main(int argc, char** argv) {
   }
 
   if (*run_cmd) {
-    // --http-port 0 asks for any free port; the probes then take any free port too, unless
-    // --probe-port (or FRAUD_PROBE_PORT) says otherwise, so that instances side by side on one
-    // host do not collide on the default probe port.
-    if (run.http_port == 0 && run_cmd->get_option("--probe-port")->count() == 0) {
-      run.probe_port = 0;
-    }
     if (!applyCoreDumpPolicy("run", run.allow_core_dumps)) return 1;
     // Blocked before any thread starts, so that only the service's signal thread sees them.
     sigset_t stop_signals;

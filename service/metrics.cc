@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "service/cli/versions.h"
 #include "service/version.h"
 
 #ifndef FRAUD_REVISION
@@ -12,7 +13,12 @@ namespace fraud::service {
 namespace {
 
 prometheus::Labels buildLabels() {
-  prometheus::Labels labels{{"version", std::string(kVersion)}};
+  // The libraries as this process loaded them, which a package upgrade changes under a built
+  // binary (cli::runtimeVersions).
+  const cli::RuntimeVersions versions = cli::runtimeVersions();
+  prometheus::Labels labels{{"version", std::string(kVersion)},
+                            {"librdkafka", versions.librdkafka},
+                            {"rocksdb", versions.rocksdb}};
   if (std::string_view(FRAUD_REVISION).empty()) return labels;
   labels.emplace("revision", FRAUD_REVISION);
   return labels;
@@ -239,8 +245,9 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
       shared_registry(registry),
       build_info(BuildGauge()
                      .Name("fraud_detector_build_info")
-                     .Help("Always 1; the labels name the build: version and, when the build "
-                           "was given one, the source revision")
+                     .Help("Always 1; the labels name what runs: version, the librdkafka and "
+                           "rocksdb libraries' versions and, when the build was given one, the "
+                           "source revision")
                      .Register(registry)) {
   build_info.Add(buildLabels()).Set(1);
 }

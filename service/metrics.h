@@ -201,7 +201,8 @@ class ServiceMetrics : public RecordMetrics,
   [[nodiscard]] static std::vector<double> stageBuckets();
 
   prometheus::Registry& shared_registry;  // where families made elsewhere (lateness) register
-  // fraud_detector_build_info{version, revision} 1: the build, for joins in PromQL.
+  // fraud_detector_build_info{version, librdkafka, rocksdb, revision} 1: what runs (the
+  // libraries' versions as loaded), for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;
 };
 

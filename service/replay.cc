@@ -1,6 +1,7 @@
 #include "service/replay.h"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "detectors/alert.h"
 #include "detectors/partition_detector.h"
 #include "detectors/record_pipeline.h"
 #include "service/kafka/wall_clock.h"
@@ -33,24 +35,102 @@ bool isBlank(std::string_view line) {
 
 std::string describeErrno(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Opening the output (O_TRUNC) would empty an input that is the same regular file, under
-// whatever name (a symbolic or hard link, "..", standard input or output redirected to it);
-// appending to it would feed the alerts back in. Files are the same when device and inode are.
-std::optional<std::string> sameFileAsInput(int in_fd, const ReplayOptions& options) {
+// Whether `path` ("-": the file behind `std_fd`) is the regular file `file` describes. Files are
+// the same when device and inode are, under whatever name (a symbolic or hard link, "..",
+// standard input or output redirected to it).
+bool isSameRegularFile(const struct stat& file, const std::string& path, int std_fd) {
+  if (!S_ISREG(file.st_mode)) return false;
+  struct stat other {};
+  const int found = path == "-" ? ::fstat(std_fd, &other) : ::stat(path.c_str(), &other);
+  return found == 0 && other.st_dev == file.st_dev && other.st_ino == file.st_ino;
+}
+
+// Opening the output or the rejects file (O_TRUNC) would empty an input that is the same file;
+// appending to it would feed the alerts back in. A rejects file that is the output would mix two
+// streams into one file.
+std::optional<std::string> outputProblem(int in_fd, const ReplayOptions& options) {
   struct stat in_stat {};
-  if (::fstat(in_fd, &in_stat) != 0 || !S_ISREG(in_stat.st_mode)) return std::nullopt;
-  struct stat out_stat {};
-  const bool to_stdout = options.output == "-";
-  const int found =
-      to_stdout ? ::fstat(STDOUT_FILENO, &out_stat) : ::stat(options.output.c_str(), &out_stat);
-  if (found != 0 || out_stat.st_dev != in_stat.st_dev || out_stat.st_ino != in_stat.st_ino) {
-    return std::nullopt;
-  }
+  if (::fstat(in_fd, &in_stat) != 0) return std::nullopt;
   const std::string input = options.input == "-" ? "standard input" : options.input;
-  const std::string output = to_stdout ? "standard output" : options.output;
-  return "--output " + output + " is the input " + input +
-         " (the same file): writing alerts there would destroy the transactions before they are "
-         "read; choose another output file";
+  const std::string output = options.output == "-" ? "standard output" : options.output;
+  if (isSameRegularFile(in_stat, options.output, STDOUT_FILENO)) {
+    return "--output " + output + " is the input " + input +
+           " (the same file): writing alerts there would destroy the transactions before they "
+           "are read; choose another output file";
+  }
+  if (!options.rejects) return std::nullopt;
+  if (*options.rejects == "-") return "--rejects takes a file's path, not '-'";
+  if (isSameRegularFile(in_stat, *options.rejects, -1)) {
+    return "--rejects " + *options.rejects + " is the input " + input +
+           " (the same file): choose another rejects file";
+  }
+  struct stat out_stat {};
+  const int out_found = options.output == "-" ? ::fstat(STDOUT_FILENO, &out_stat)
+                                              : ::stat(options.output.c_str(), &out_stat);
+  if (out_found == 0 && isSameRegularFile(out_stat, *options.rejects, -1)) {
+    return "--rejects " + *options.rejects + " is the output " + output +
+           " (the same file): choose another rejects file";
+  }
+  return std::nullopt;
+}
+
+// docs/rule.md §1: what is not UTF-8 is invalid_json. Well-formed UTF-8 (RFC 3629): no overlong
+// forms, no surrogates, nothing above U+10FFFF.
+bool isUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    size_t extra = 0;
+    uint32_t code = 0;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      extra = 1, code = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      extra = 2, code = b & 0x0F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      extra = 3, code = b & 0x07;
+    } else {
+      return false;
+    }
+    if (text.size() - i <= extra) return false;
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if ((c & 0xC0) != 0x80) return false;
+      code = (code << 6) | (c & 0x3F);
+    }
+    if ((extra == 2 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF))) ||
+        (extra == 3 && (code < 0x10000 || code > 0x10FFFF))) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+// One line of the rejects file: {"line":N,"reason":"...","bytes":"..."}, or "bytes_base64" for
+// a line that is not UTF-8 (a JSON string holds only text).
+void appendReject(std::string& out, uint64_t line_number, detectors::RejectReason reason,
+                  std::string_view line) {
+  out.append(R"({"line":)");
+  out.append(std::to_string(line_number));
+  out.append(R"(,"reason":")");
+  out.append(detectors::rejectReasonName(reason));
+  if (isUtf8(line)) {
+    out.append(R"(","bytes":)");
+    detectors::appendJsonString(out, line);
+  } else {
+    out.append(R"(","bytes_base64":")");
+    const size_t at = out.size();
+    out.resize(at + 4 * ((line.size() + 2) / 3) + 1);
+    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data() + at),
+                                  reinterpret_cast<const unsigned char*>(line.data()),
+                                  static_cast<int>(line.size()));
+    out.resize(at + static_cast<size_t>(n));
+    out.push_back('"');
+  }
+  out.append("}\n");
 }
 
 class OutputFile {
@@ -105,9 +185,10 @@ class ReplayFiles {
   ~ReplayFiles() {
     if (in_ >= 0 && in_ != STDIN_FILENO) ::close(in_);
     if (out_ >= 0 && out_ != STDOUT_FILENO) ::close(out_);
+    if (rejects_ >= 0) ::close(rejects_);
   }
 
-  // Opens both; an error (result.refused when the output is the input) otherwise.
+  // Opens them all; an error (result.refused when outputProblem() finds one) otherwise.
   [[nodiscard]] bool open(const ReplayOptions& options, ReplayResult& result) {
     if (options.input != "-") {
       in_ = ::open(options.input.c_str(), O_RDONLY | O_CLOEXEC);
@@ -117,8 +198,8 @@ class ReplayFiles {
       }
       ::posix_fadvise(in_, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    if (auto same = sameFileAsInput(in_, options)) {
-      result.error = std::move(same);
+    if (auto problem = outputProblem(in_, options)) {
+      result.error = std::move(problem);
       result.refused = true;
       return false;
     }
@@ -129,22 +210,35 @@ class ReplayFiles {
         return false;
       }
     }
+    if (options.rejects) {
+      // It holds card numbers: its owner's alone, also when it existed before.
+      rejects_ = ::open(options.rejects->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (rejects_ < 0 || ::fchmod(rejects_, 0600) != 0) {
+        result.error = describeErrno("cannot open rejects file " + *options.rejects);
+        return false;
+      }
+    }
     return true;
   }
 
-  // Closes the output file; false when the close reports a failed write.
+  // Close the output file, the rejects file; false when the close reports a failed write.
   [[nodiscard]] bool closeOutput() {
     if (out_ == STDOUT_FILENO) return true;
-    const int fd = std::exchange(out_, -1);
-    return ::close(fd) == 0;
+    return ::close(std::exchange(out_, -1)) == 0;
+  }
+  [[nodiscard]] bool closeRejects() {
+    if (rejects_ < 0) return true;
+    return ::close(std::exchange(rejects_, -1)) == 0;
   }
 
   [[nodiscard]] int in() const { return in_; }
   [[nodiscard]] int out() const { return out_; }
+  [[nodiscard]] int rejects() const { return rejects_; }  // -1: no --rejects
 
  private:
   int in_ = STDIN_FILENO;
   int out_ = STDOUT_FILENO;
+  int rejects_ = -1;
 };
 
 // Detection in batches: every record of a batch is prepared (decoded, hashed, its card's state
@@ -152,18 +246,23 @@ class ReplayFiles {
 // on the others. Detection itself stays in file order.
 class BatchedDetection {
  public:
+  // `rejects`: where rejected lines go (appendReject), or null.
   BatchedDetection(const ReplayOptions& options, const detectors::CardHasher& hasher,
-                   OutputFile& output, ReplayResult& result)
+                   OutputFile& output, OutputFile* rejects, ReplayResult& result)
       : detector_(options.detector, store_),
         // No future-skew check: a file has no record timestamps.
         pipeline_(detectors::PipelineOptions{std::nullopt, &kafka::wallClockMs}, hasher),
         output_(output),
+        rejects_(rejects),
         result_(result) {}
 
+  // The next line of the input (blank or not), without its newline.
   void line(std::string_view line) {
+    ++line_number_;
     if (isBlank(line)) return;
     (void)pipeline_.prepare(batched_, line, std::nullopt, store_);
     pipeline_.stage(batched_, store_);
+    lines_[batched_] = {line_number_, line};
     if (++batched_ == kBatch) flush();
   }
 
@@ -175,6 +274,9 @@ class BatchedDetection {
       const auto outcome = pipeline_.detect(i, detector_, output_.buffer());
       result_.counts.count(outcome);
       if (outcome.alert_json_size > 0) output_.buffer().push_back('\n');
+      if (outcome.rejected && rejects_ != nullptr) {
+        appendReject(rejects_->buffer(), lines_[i].first, *outcome.rejected, lines_[i].second);
+      }
     }
     batched_ = 0;
     result_.peak_cards = std::max(result_.peak_cards, store_.cardCount());
@@ -187,14 +289,18 @@ class BatchedDetection {
   detectors::PartitionDetector detector_;
   detectors::RecordPipeline pipeline_;
   OutputFile& output_;
+  OutputFile* rejects_;
   ReplayResult& result_;
   size_t batched_ = 0;
+  uint64_t line_number_ = 0;  // of the last line given, from 1
+  // Each slot's line number and bytes, for the rejects file.
+  std::array<std::pair<uint64_t, std::string_view>, kBatch> lines_{};
 };
 
-// Reads the input to its end in chunks and hands `detection` each line, writing the output as
-// it fills; stops at the first read or write error (in result.error).
+// Reads the input to its end in chunks and hands `detection` each line, writing the output (and
+// the rejects file) as it fills; stops at the first read or write error (in result.error).
 void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detection,
-               OutputFile& output, ReplayResult& result) {
+               OutputFile& output, OutputFile* rejects, ReplayResult& result) {
   ProgressReporter progress(options.progress);
   std::vector<char> chunk(kReadChunk);
   size_t carried = 0;  // bytes of an unfinished line at the front of `chunk`
@@ -226,6 +332,10 @@ void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detect
       result.error = describeErrno("cannot write output " + options.output);
       return;
     }
+    if (rejects != nullptr && !rejects->flushIfFull()) {
+      result.error = describeErrno("cannot write rejects file " + *options.rejects);
+      return;
+    }
     progress.maybeReport(result.counts);
   }
 }
@@ -237,13 +347,22 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   ReplayFiles files;
   if (!files.open(options, result)) return result;
   OutputFile output(files.out());
-  BatchedDetection detection(options, hasher, output, result);
-  readLines(files.in(), options, detection, output, result);
+  std::optional<OutputFile> rejects;
+  if (files.rejects() >= 0) rejects.emplace(files.rejects());
+  OutputFile* rejects_file = rejects ? &*rejects : nullptr;
+  BatchedDetection detection(options, hasher, output, rejects_file, result);
+  readLines(files.in(), options, detection, output, rejects_file, result);
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }
+  if (!result.error && rejects && !rejects->flush()) {
+    result.error = describeErrno("cannot write rejects file " + *options.rejects);
+  }
   if (!files.closeOutput() && !result.error) {
     result.error = describeErrno("cannot write output " + options.output);
+  }
+  if (!files.closeRejects() && !result.error) {
+    result.error = describeErrno("cannot write rejects file " + *options.rejects);
   }
   return result;
 }

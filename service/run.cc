@@ -1,11 +1,15 @@
 #include "service/run.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/rand.h>
 #include <prometheus/registry.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +22,7 @@
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
+#include "service/cli/flag_names.h"
 #include "service/cli/logging.h"
 #include "service/embedded_kafka.h"
 #include "service/kafka/admin.h"
@@ -126,9 +131,10 @@ class StopSignals {
 // The API's options from the flags, with the API token read; each problem appended once.
 api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>& problems) {
   api::ApiOptions api_options;
-  api_options.address = config.http_address;
+  // Both set by resolveDefaults; a probe port left unset is a problem validate() reported.
+  api_options.address = config.http_address.value_or("");
   api_options.port = config.http_port;
-  api_options.probe_port = config.probe_port;
+  api_options.probe_port = config.probe_port.value_or(-1);
   api_options.ready_max_lag = config.ready_max_lag;
   api_options.thread_nice = config.api_thread_nice;
   api_options.peer_url_template = config.peer_url_template;
@@ -145,28 +151,46 @@ api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>
       problems.push_back(token_error);
     }
   }
-  // The API checks the options these flags become; the flags were checked under their own
-  // names (ServiceConfig::validate), so each mistake is reported once.
+  // The API checks the options these flags become. What ServiceConfig::validate checked under
+  // the flags' names is left out, so that each mistake is reported once; the rest is worded
+  // with the flags' names too. Options without a flag keep the API's name for them.
+  static constexpr std::array<std::string_view, 6> kCheckedAsFlags = {
+      "port ",        "probe_port ",   "ready_max_lag ",
+      "thread_nice ", "tls_cert_file", "peer_url_template must contain {member}"};
+  static constexpr std::array kFlags = {
+      cli::FlagName{"address", "--http-address"},
+      cli::FlagName{"peer_url_template", "--peer-url-template"},
+      cli::FlagName{"api_token", "the API token (--api-token-file or FRAUD_API_TOKEN)"}};
   for (auto& problem : api_options.validate()) {
-    const bool checked_as_flag =
-        problem.rfind("port ", 0) == 0 || problem.rfind("probe_port ", 0) == 0 ||
-        problem.rfind("ready_max_lag ", 0) == 0 || problem.rfind("thread_nice ", 0) == 0 ||
-        problem.rfind("probe_port must differ", 0) == 0;
-    if (!checked_as_flag) problems.push_back("API: " + problem);
+    if (std::any_of(kCheckedAsFlags.begin(), kCheckedAsFlags.end(),
+                    [&](std::string_view checked) { return problem.starts_with(checked); })) {
+      continue;
+    }
+    std::string worded = cli::withFlagNames(problem, kFlags);
+    problems.push_back(worded == problem ? "API: " + problem : std::move(worded));
   }
   return api_options;
 }
 
 // Names the listener that could not start by its flag and port (the probe listener's errors
 // start "probe port: ").
-void logHttpStartError(const ServiceConfig& config, const std::string& http_error) {
+void logHttpStartError(const api::ApiOptions& options, const std::string& http_error) {
   constexpr std::string_view kProbe = "probe port: ";
   const bool probe = http_error.rfind(kProbe, 0) == 0;
+  const int port = probe ? options.probe_port : options.port;
   spdlog::critical("cannot serve {} on {}:{} ({} {}): {}", probe ? "the probes" : "the API",
-                   config.http_address, probe ? config.probe_port : config.http_port,
-                   probe ? "--probe-port" : "--http-port",
-                   probe ? config.probe_port : config.http_port,
+                   options.address, port, probe ? "--probe-port" : "--http-port", port,
                    probe ? http_error.substr(kProbe.size()) : http_error);
+}
+
+// 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104: reachable from this host alone.
+bool isLoopback(const std::string& address) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, address.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
 }
 
 // --embedded-kafka: the cluster, whose address becomes --brokers (and is printed on stdout for
@@ -235,13 +259,19 @@ int runService(ServiceConfig config) {
   api::Router router(api_options, processor->view(), *registry);
   api::HttpServer http(api_options, router);
   if (auto http_error = http.start()) {
-    logHttpStartError(config, *http_error);
+    logHttpStartError(api_options, *http_error);
     return 1;
   }
   spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",
-               api_options.tls() ? "https" : "http", config.http_address, http.port());
+               api_options.tls() ? "https" : "http", api_options.address, http.port());
+  if (!api_options.api_token && !isLoopback(api_options.address)) {
+    spdlog::warn(
+        "/v1/* (card state) answers without a token on {}:{}, to anyone who reaches it; give "
+        "--api-token-file (or FRAUD_API_TOKEN), or --http-address 127.0.0.1",
+        api_options.address, http.port());
+  }
   if (http.probePort() != 0) {
-    spdlog::info("probes on http://{}:{} (/healthz /readyz /metrics)", config.http_address,
+    spdlog::info("probes on http://{}:{} (/healthz /readyz /metrics)", api_options.address,
                  http.probePort());
   }
   if (!config.embedded_kafka) {

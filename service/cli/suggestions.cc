@@ -84,7 +84,7 @@ std::string suggestionFor(const CLI::App& app, int argc, const char* const* argv
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
       const std::string closest = closestName(name, known);
       if (closest.empty()) return "";
-      return commandPath(*command, argv[0]) + ": no option --" + std::string(name) +
+      return commandPath(*command, argv[0]) + ": unknown option --" + std::string(name) +
              "; did you mean --" + closest + "?";
     }
     if (word.empty() || word[0] == '-') continue;
@@ -96,7 +96,7 @@ std::string suggestionFor(const CLI::App& app, int argc, const char* const* argv
     if (command->get_subcommands([](const CLI::App*) { return true; }).empty()) continue;
     const std::string closest = closestName(word, subcommandNames(*command));
     if (closest.empty()) continue;
-    return commandPath(*command, argv[0]) + ": no command '" + std::string(word) +
+    return commandPath(*command, argv[0]) + ": unknown command '" + std::string(word) +
            "'; did you mean '" + closest + "'?";
   }
   return "";
@@ -104,11 +104,14 @@ std::string suggestionFor(const CLI::App& app, int argc, const char* const* argv
 
 int exitOnParseError(CLI::App& app, const CLI::ParseError& error, int argc,
                      const char* const* argv) {
-  const int code = app.exit(error);
-  if (code == 0) return 0;
+  if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
+  // The suggestion alone: CLI11's complaint about the same word ("A subcommand is required",
+  // "The following arguments were not expected") would only come before it.
   if (const std::string suggestion = suggestionFor(app, argc, argv); !suggestion.empty()) {
     std::fprintf(stderr, "%s\n", suggestion.c_str());
+    return 2;
   }
+  (void)app.exit(error);
   return 2;
 }
 

@@ -13,12 +13,15 @@ namespace fraud::cli {
                                       const std::vector<std::string>& known);
 
 // After CLI11 refused `argv` for `app`: "did you mean ...?" for the first word that names no
-// subcommand (`fraud-detector rnu`: run) or no option of its command (`--broker`: --brokers), or
-// "" when no known name is close. One line, without a newline.
+// subcommand (`fraud-detector rnu`: "fraud-detector: unknown command 'rnu'; did you mean
+// 'run'?") or no option of its command (`run --broker`: "fraud-detector run: unknown option
+// --broker; did you mean --brokers?"), or "" when no known name is close. One line, without a
+// newline.
 [[nodiscard]] std::string suggestionFor(const CLI::App& app, int argc, const char* const* argv);
 
-// CLI11's own message (app.exit), then the suggestion on stderr; returns the exit status: 0 for
-// --help and --version, 2 otherwise.
+// --help and --version as CLI11 answers them (stdout, 0). Otherwise the suggestion alone when
+// there is one (CLI11's message about the same word would only precede it), else CLI11's own
+// message, on stderr; returns 2.
 [[nodiscard]] int exitOnParseError(CLI::App& app, const CLI::ParseError& error, int argc,
                                    const char* const* argv);
 

@@ -2,6 +2,8 @@
 // fraud_detector_build_info, read with curl and linted with promtool when it is installed.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <rocksdb/version.h>
 
 #include <array>
 #include <cstdio>
@@ -65,12 +67,15 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
   EXPECT_GT(sampleValue(text, "process_open_fds").value_or(0), 2);
   EXPECT_NEAR(sampleValue(text, "process_start_time_seconds").value_or(0),
               kafka::wallClockSeconds(), 3600);
-  // The revision label appears only when the build was given one (-DFRAUD_REVISION=...).
-  const std::string build = "fraud_detector_build_info{version=\"" + std::string(kVersion) + "\"";
-  EXPECT_THAT(text, HasSubstr(build));
+  // The libraries as this process runs them (their own version functions, not the headers'
+  // macros); the revision label appears only when the build was given one (-DFRAUD_REVISION=...).
+  const std::string build = "\nfraud_detector_build_info{";
   const auto line_start = text.find(build);
-  ASSERT_NE(line_start, std::string::npos);
-  const auto line = text.substr(line_start, text.find('\n', line_start) - line_start);
+  ASSERT_NE(line_start, std::string::npos) << text;
+  const auto line = text.substr(line_start + 1, text.find('\n', line_start + 1) - line_start - 1);
+  EXPECT_THAT(line, HasSubstr("{librdkafka=\"" + std::string(rd_kafka_version_str()) + "\","));
+  EXPECT_THAT(line, HasSubstr(",rocksdb=\"" + rocksdb::GetRocksVersionAsString() + "\","));
+  EXPECT_THAT(line, HasSubstr(",version=\"" + std::string(kVersion) + "\"}"));
   EXPECT_TRUE(line.ends_with("} 1")) << line;
 
   // promtool (Debian's prometheus package; scripts/setup installs it) lints the exposition.

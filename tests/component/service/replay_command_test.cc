@@ -1,11 +1,14 @@
 // `fraud-detector replay` as a user runs it: the binary, files, stdin, exit statuses.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
@@ -38,6 +41,11 @@ struct ReplayRun {
 
 const std::map<std::string, std::string> kKeyEnv = {
     {"FRAUD_CARD_HASH_KEY", "cli-test-card-hash-key-of-32-bytes"}};
+
+constexpr const char* kAlertingInput =
+    "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+    "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
+    "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n";
 
 // Every file of a test in a directory of its own, removed at the end.
 class ReplayCommand : public ::testing::Test {
@@ -124,6 +132,84 @@ TEST_F(ReplayCommand, KeyFileWinsOverEnvironment) {
             nlohmann::json::parse(with_file.out)["card_ref"]);
 }
 
+// A script reads the last line of stderr as the summary: a run that could not read its input
+// must not end with one ("0 records, fine"), only with the error.
+TEST_F(ReplayCommand, AMissingInputEndsWithTheErrorAndNoSummary) {
+  const auto run = replay({"--input", "/nonexistent/input.jsonl"}, kKeyEnv);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err,
+            "replay: cannot open input /nonexistent/input.jsonl: No such file or directory\n");
+  EXPECT_EQ(run.out, "");
+}
+
+// --rejects: where each rejected line is (its number, counting every line from 1), why, and its
+// bytes (base64 when they are not UTF-8, so that the file stays JSON). The bytes are the
+// input's own, clear card numbers included; they go to that file alone, never to stderr.
+TEST_F(ReplayCommand, RejectsFileLocatesEachRejectedLine) {
+  const auto input =
+      writeFile("rejects.jsonl",
+                "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
+                "\n"
+                "not json\n"
+                "{\"tx_id\":\"b\",\"card\":\"4111111111111111\",\"country\":\"FR\"}\r\n"
+                "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"D\",\"event_time\":2}\n"
+                "\xff\xfe\t\n"
+                "{\"tx_id\":\"d\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n"
+                "{\"tx_id\":\"e\",\"card\":\"card-1\",\"country\":\"\xc3\x89S\",\"event_time\":4}\n"
+                "{\"tx_id\":");
+  const auto rejects = tempPath("rejects.out.jsonl");
+  const auto run = replay({"--input", input, "--rejects", rejects}, kKeyEnv);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto summary = nlohmann::json::parse(lastLine(run.err));
+  EXPECT_EQ(summary["records"], 8);
+  EXPECT_EQ(summary["rejected"],
+            nlohmann::json::parse(R"({"invalid_json":3,"missing_field":1,"invalid_field":2})"));
+  EXPECT_EQ(run.err.find("4111111111111111"), std::string::npos) << run.err;
+
+  std::istringstream lines(readFile(rejects));
+  std::vector<nlohmann::json> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> expected = {
+      {{"line", 3}, {"reason", "invalid_json"}, {"bytes", "not json"}},
+      {{"line", 4},
+       {"reason", "missing_field"},
+       {"bytes", "{\"tx_id\":\"b\",\"card\":\"4111111111111111\",\"country\":\"FR\"}\r"}},
+      {{"line", 5},
+       {"reason", "invalid_field"},
+       {"bytes", R"({"tx_id":"c","card":"card-1","country":"D","event_time":2})"}},
+      {{"line", 6}, {"reason", "invalid_json"}, {"bytes_base64", "//4J"}},
+      {{"line", 8},
+       {"reason", "invalid_field"},
+       {"bytes",
+        "{\"tx_id\":\"e\",\"card\":\"card-1\",\"country\":\"\xc3\x89S\",\"event_time\":4}"}},
+      {{"line", 9}, {"reason", "invalid_json"}, {"bytes", "{\"tx_id\":"}}};
+  EXPECT_EQ(got, expected) << readFile(rejects);
+  // It holds what the input holds (card numbers): readable by its owner alone.
+  struct stat info {};
+  ASSERT_EQ(::stat(rejects.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+}
+
+TEST_F(ReplayCommand, RejectsFileThatIsTheInputOrTheOutputIsRefused) {
+  const auto input = writeFile("in.jsonl", kAlertingInput);
+  auto run = replay({"--input", input, "--rejects", input}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--rejects " + input + " is the input"), std::string::npos) << run.err;
+  EXPECT_EQ(readFile(input), kAlertingInput);
+
+  const auto output = writeFile("out.jsonl", "");
+  run = replay({"--input", input, "--output", output, "--rejects", output}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--rejects " + output + " is the output"), std::string::npos) << run.err;
+}
+
+TEST_F(ReplayCommand, HelpSaysWhatTheRejectsFileHolds) {
+  const auto run = replay({"--help"}, kKeyEnv);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_NE(run.out.find("--rejects"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("the input's own bytes"), std::string::npos) << run.out;
+}
+
 TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
   auto run = replay({"--input", writeFile("any.jsonl", "")}, {{"FRAUD_CARD_HASH_KEY", ""}});
   EXPECT_NE(run.status, 0);
@@ -136,8 +222,10 @@ TEST_F(ReplayCommand, RefusesMissingKeyBadFlagsAndUnreadableInput) {
   run = replay({"--input", writeFile("any2.jsonl", ""), "--threshold", "0", "--window-ms", "0"},
                kKeyEnv);
   EXPECT_EQ(run.status, 2);
-  EXPECT_NE(run.err.find("threshold"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("window_ms"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("replay: --threshold must be at least 1, got 0\n"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("replay: --window-ms must be in 1.."), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("window_ms"), std::string::npos) << run.err;
 
   run = replay({"--bogus"}, kKeyEnv);
   EXPECT_EQ(run.status, 2);
@@ -152,11 +240,6 @@ TEST_F(ReplayCommand, RefusesAKeyShorterThan32BytesSayingHowToMakeOne) {
   EXPECT_NE(run.err.find("openssl rand -hex 32"), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find("short-key"), std::string::npos) << "the key itself was printed";
 }
-
-constexpr const char* kAlertingInput =
-    "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1}\n"
-    "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":2}\n"
-    "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":3}\n";
 
 // Opening the output with O_TRUNC would empty the input before a byte of it is read.
 TEST_F(ReplayCommand, RefusesToWriteAlertsOverItsInput) {

@@ -1,6 +1,8 @@
 // `fraud-loadgen`'s command line as a newcomer meets it: the help, a mistyped flag, the log
 // lines. No broker needed.
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <rocksdb/version.h>
 
 #include <chrono>
 #include <string>
@@ -53,9 +55,34 @@ TEST(LoadgenCommand, DetectorFlagsAreWordedAsTheServicesAre) {
 TEST(LoadgenCommand, SuggestsTheClosestOption) {
   const auto run = runProgram(FRAUD_LOADGEN_BIN, {"verify", "--brokr", "127.0.0.1:1"});
   EXPECT_EQ(run.status, 2);
-  EXPECT_NE(run.err.find("fraud-loadgen verify: no option --brokr; did you mean --brokers?"),
-            std::string::npos)
+  EXPECT_EQ(run.err, "fraud-loadgen verify: unknown option --brokr; did you mean --brokers?\n");
+}
+
+TEST(LoadgenCommand, SuggestsTheClosestCommand) {
+  const auto run = runProgram(FRAUD_LOADGEN_BIN, {"verfiy"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err, "fraud-loadgen: unknown command 'verfiy'; did you mean 'verify'?\n");
+}
+
+// What runs, as fraud-detector --version says it: the project's version, librdkafka's and
+// RocksDB's as the process loads them.
+TEST(LoadgenCommand, VersionNamesTheLibrariesItRunsWith) {
+  const auto run = runProgram(FRAUD_LOADGEN_BIN, {"--version"});
+  EXPECT_EQ(run.status, 0);
+  EXPECT_EQ(run.out, std::string("fraud-loadgen ") + FRAUD_PROJECT_VERSION + "\nlibrdkafka " +
+                         rd_kafka_version_str() + "\nRocksDB " +
+                         rocksdb::GetRocksVersionAsString() + "\n");
+}
+
+// The rule's bounds under the flags' names, as fraud-detector reports them.
+TEST(LoadgenCommand, NamesTheRulesFlagsInAProblem) {
+  TempDir dir;
+  const auto run = runProgram(FRAUD_LOADGEN_BIN, {"--count", "1", "--output-single",
+                                                  dir.file("out.jsonl"), "--window-ms", "0"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("fraud-loadgen: --window-ms must be in 1.."), std::string::npos)
       << run.err;
+  EXPECT_EQ(run.err.find("window_ms"), std::string::npos) << run.err;
 }
 
 // librdkafka's lines (here: a broker that is down) in fraud-detector's log format:

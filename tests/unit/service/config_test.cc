@@ -49,8 +49,10 @@ TEST(ServiceConfig, ReportsEveryProblemAtOnce) {
   const auto problems = config.validate();
   EXPECT_EQ(problems.size(), 8u) << ::testing::PrintToString(problems);
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--brokers")));
-  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("window_ms")));
-  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("max_events")));
+  EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--window-ms must be in 1..")));
+  EXPECT_THAT(problems,
+              ::testing::Contains("--max-events must be in --threshold (5)..1000000, got 4"));
+  EXPECT_THAT(problems, ::testing::Each(::testing::Not(HasSubstr("_ms"))));
   EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--kafka expects KEY=VALUE")));
 }
 
@@ -102,6 +104,59 @@ TEST(ServiceConfig, ProbePortIsOnByDefaultFromItsVariableAndNotTheHttpPort) {
               ::testing::Contains(HasSubstr("--probe-port must be -1..65535")));
   EXPECT_THAT(parse({"--brokers", "b:1", "--http-port", "9000", "--probe-port", "9000"}).validate(),
               ::testing::Contains(HasSubstr("--probe-port must differ from --http-port")));
+}
+
+// Issue 28: a second instance on the host given only another --http-port must not collide with
+// the first on the probe port: the probes follow the API port unless --probe-port is given.
+TEST(ServiceConfig, ProbePortFollowsTheHttpPortUnlessGiven) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 8081);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082"}).probe_port, 18083);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "0"}).probe_port, 0);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082", "--probe-port", "9000"}).probe_port,
+            9000);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "18082", "--probe-port", "-1"}).probe_port,
+            -1);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-port", "0", "--probe-port", "8081"}).probe_port,
+            8081);
+  ::setenv("FRAUD_HTTP_PORT", "18090", 1);
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 18091);
+  ::setenv("FRAUD_PROBE_PORT", "9100", 1);
+  EXPECT_EQ(parse({"--brokers", "b:1"}).probe_port, 9100);
+  ::unsetenv("FRAUD_PROBE_PORT");
+  ::unsetenv("FRAUD_HTTP_PORT");
+  // No port after 65535: say so rather than pick one.
+  EXPECT_THAT(parse({"--brokers", "b:1", "--http-port", "65535"}).validate(),
+              ::testing::ElementsAre(
+                  "--probe-port: --http-port 65535 has no next port for the probes; give one"));
+  EXPECT_TRUE(parse({"--brokers", "b:1", "--http-port", "65535", "--probe-port", "8081"})
+                  .validate()
+                  .empty());
+}
+
+// Issue 28: --embedded-kafka is for trying the product; its API (card state) stays on this host
+// unless an address is given.
+TEST(ServiceConfig, EmbeddedKafkaListensOnLoopbackUnlessAnAddressIsGiven) {
+  EXPECT_EQ(parse({"--embedded-kafka"}).http_address, "127.0.0.1");
+  EXPECT_EQ(parse({"--brokers", "b:1"}).http_address, "0.0.0.0");
+  EXPECT_EQ(parse({"--embedded-kafka", "--http-address", "0.0.0.0"}).http_address, "0.0.0.0");
+  EXPECT_EQ(parse({"--brokers", "b:1", "--http-address", "127.0.0.1"}).http_address, "127.0.0.1");
+  ::setenv("FRAUD_HTTP_ADDRESS", "::", 1);
+  const auto from_env = parse({"--embedded-kafka"});
+  ::unsetenv("FRAUD_HTTP_ADDRESS");
+  EXPECT_EQ(from_env.http_address, "::");
+}
+
+TEST(ServiceConfig, AlertDeliveryIsTakenByName) {
+  EXPECT_EQ(parse({"--brokers", "b:1"}).alert_delivery, AlertDelivery::kTransactional);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--alert-delivery", "immediate"}).alert_delivery,
+            AlertDelivery::kImmediate);
+  EXPECT_EQ(parse({"--brokers", "b:1", "--alert-delivery", "transactional"}).alert_delivery,
+            AlertDelivery::kTransactional);
+  ::setenv("FRAUD_ALERT_DELIVERY", "immediate", 1);
+  const auto from_env = parse({"--brokers", "b:1"});
+  ::unsetenv("FRAUD_ALERT_DELIVERY");
+  EXPECT_EQ(from_env.alert_delivery, AlertDelivery::kImmediate);
+  EXPECT_THROW(parse({"--brokers", "b:1", "--alert-delivery", "1"}), CLI::ValidationError);
 }
 
 TEST(ServiceConfig, ApiThreadNiceIsZeroByDefaultAndAtMost19) {
