@@ -214,7 +214,7 @@ TEST(ServiceConfig, AStateDirThatIsAPlainFileOrUnderOneIsAProblemNamingIt) {
     const auto problems =
         parse({"--brokers", "b:1", "--state-dir", state_dir, "--window-ms", "0"}).validate();
     ASSERT_EQ(problems.size(), 2u) << ::testing::PrintToString(problems);
-    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("window_ms")))
+    EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--window-ms")))
         << "reported with the others";
     EXPECT_THAT(problems, ::testing::Contains(HasSubstr("--state-dir " + state_dir)));
     EXPECT_THAT(problems, ::testing::Contains(HasSubstr(file + " is not a directory")));
