@@ -2,6 +2,9 @@
 // and cleaning settings that keep it near one record a card (read back with DescribeConfigs).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "service/config.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
@@ -38,8 +41,14 @@ TEST(ChangelogTopic, IsCreatedCompactedWithSegmentsThatRollWithinMinutes) {
   TopicAdmin admin(client.get(), config);
   ASSERT_EQ(admin.checkTopics(), std::nullopt);
 
-  const auto described =
-      kafka::describeTopicConfig(client.get(), config.changelog_topic, 10'000, error);
+  // A topic created a moment ago may not be known to DescribeConfigs yet: ask again a while.
+  std::optional<std::map<std::string, std::string>> described;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!(described =
+               kafka::describeTopicConfig(client.get(), config.changelog_topic, 10'000, error)) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   ASSERT_TRUE(described) << error;
   for (const auto& [key, value] : changelogTopicConfig()) {
     ASSERT_EQ(described->count(key), 1u) << key;
