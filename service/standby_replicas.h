@@ -63,9 +63,10 @@ class StandbyReplicas {
   void release(const std::vector<int32_t>& partitions);
 
   [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const;
-  // Whether the placement puts a copy of each of these partitions (owned here) on another
-  // member: the owner map names at least one member besides this one. Such a member catches its
-  // copies up every interval, so a partition handed to it restores only a short tail.
+  // Whether every other member keeps a copy of each of these partitions (owned here): the owner
+  // map names at least one member besides this one, and no more than `replicas`. Whichever of
+  // them the assignor hands a partition to catches its copy up every interval, so the partition
+  // restores only a short tail there.
   [[nodiscard]] bool copiedElsewhere(const std::vector<int32_t>& owned) const;
   // Partitions that stopped being copies since the last call (their gauges go).
   [[nodiscard]] std::vector<int32_t> takeDropped();
