@@ -2,28 +2,16 @@
 // fences its transactional id, then resumed: it must not process or serve partitions it no
 // longer owns (before, it reopened everything it held as soon as its fenced producer was
 // replaced), and the alerts stay exactly those `replay` gives, each once.
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/integration/service/live_service_fixture.h"
+#include "tests/integration/service/partitions_view.h"
 #include "tests/support/http_probe.h"
 
 namespace fraud::testing {
 namespace {
 
-// The partitions an instance says are active (GET /v1/partitions); nothing when it does not
-// answer (stopped, or not up yet).
-std::set<int> activePartitions(uint16_t port) {
-  const auto answer = httpGet("http://127.0.0.1:" + std::to_string(port) + "/v1/partitions");
-  std::set<int> active;
-  if (answer.status != 200) return active;
-  const auto body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("partitions")) return active;
-  for (const auto& p : body["partitions"]) {
-    if (p.value("phase", "") == "active") active.insert(p.value("partition", -1));
-  }
-  return active;
-}
+std::set<int> activePartitions(uint16_t port) { return PartitionsView::of(port).active; }
 
 TEST_F(LiveServiceTest, PausedPastItsSessionAndResumedAMemberServesOnlyWhatItIsGivenAgain) {
   const auto records = generateStream({.records = 60'000, .cards = 2'000, .step_ms = 5});

@@ -2,37 +2,17 @@
 // instance leaves the group, so they move at once to the member that keeps their warm copies,
 // rather than waiting out the restart (before, a static member's partitions stayed with it until
 // it came back or its session timed out). Without standbys the partitions still wait.
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/integration/service/live_service_fixture.h"
+#include "tests/integration/service/partitions_view.h"
 #include "tests/support/http_probe.h"
 
 namespace fraud::testing {
 namespace {
 
-size_t activeCount(uint16_t port) {
-  const auto answer = httpGet("http://127.0.0.1:" + std::to_string(port) + "/v1/partitions");
-  if (answer.status != 200) return 0;
-  const auto body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  size_t active = 0;
-  if (!body.is_object() || !body.contains("partitions")) return 0;
-  for (const auto& p : body["partitions"]) active += p.value("phase", "") == "active" ? 1 : 0;
-  return active;
-}
-
-// The partitions of which `port`'s instance keeps a caught-up standby copy.
-size_t warmCopies(uint16_t port) {
-  const auto answer = httpGet("http://127.0.0.1:" + std::to_string(port) + "/v1/partitions");
-  if (answer.status != 200) return 0;
-  const auto body = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  size_t warm = 0;
-  if (!body.is_object() || !body.contains("standbys")) return 0;
-  for (const auto& s : body["standbys"]) {
-    warm += s.contains("seconds_since_caught_up") && s["seconds_since_caught_up"].is_number();
-  }
-  return warm;
-}
+size_t activeCount(uint16_t port) { return PartitionsView::of(port).active.size(); }
+size_t warmCopies(uint16_t port) { return PartitionsView::of(port).warm_copies.size(); }
 
 class StandbyHandoverTest : public LiveServiceTest {
  protected:
