@@ -7,7 +7,6 @@
 #include <chrono>
 
 namespace fraud::service {
-
 std::string transactionalIdOf(const std::string& group_id, const std::string& instance_id) {
   return group_id + "-" + instance_id;
 }
@@ -30,12 +29,13 @@ std::vector<std::string> departedOwners(const std::set<std::string>& candidates,
 KafkaFencingCluster::KafkaFencingCluster(rd_kafka_t* admin,
                                          kafka::KafkaProperties producer_properties,
                                          std::string group_id, std::string input_topic,
-                                         int timeout_ms)
+                                         int timeout_ms, FencePatience patience)
     : admin_(admin),
       producer_properties_(std::move(producer_properties)),
       group_id_(std::move(group_id)),
       input_topic_(std::move(input_topic)),
-      timeout_ms_(timeout_ms) {}
+      timeout_ms_(timeout_ms),
+      patience_(patience) {}
 
 std::optional<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
     const std::vector<int32_t>& partitions, std::string& error) {
@@ -49,28 +49,43 @@ std::optional<std::vector<kafka::GroupMember>> KafkaFencingCluster::members(std:
 
 bool KafkaFencingCluster::fence(const std::string& transactional_id) {
   const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::milliseconds(timeout_ms_);
   kafka::KafkaProperties props = producer_properties_;
   props["transactional.id"] = transactional_id;
   props["client.id"] = "fraud-detector-fencer";
-  std::string error;
-  auto conf = kafka::makeKafkaConf(props, error);
-  kafka::KafkaHandle producer;
-  if (conf) producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!producer) {
-    spdlog::error("fencing {}: {}", transactional_id, error);
-    return false;
-  }
   // init_transactions bumps the id's epoch; the coordinator first aborts the transaction the
-  // departed owner left open, so its records and pending offsets never become visible.
-  if (kafka::KafkaError e(rd_kafka_init_transactions(producer.get(), timeout_ms_)); e) {
-    spdlog::error("fencing {}: {}", transactional_id, rd_kafka_error_string(e.get()));
-    return false;
+  // departed owner left open, so its records and pending offsets never become visible. A
+  // producer not confirmed within the first wait is dropped and a new one asks (the header).
+  for (int attempt = 1;; ++attempt) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    const bool last = attempt >= patience_.producers || left <= patience_.first_wait_ms;
+    std::string error;
+    auto conf = kafka::makeKafkaConf(props, error);
+    kafka::KafkaHandle producer;
+    if (conf) producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    if (!producer) {
+      spdlog::error("fencing {}: {}", transactional_id, error);
+      return false;
+    }
+    const kafka::KafkaError e(rd_kafka_init_transactions(
+        producer.get(),
+        last ? static_cast<int>(std::max<int64_t>(left, 1)) : patience_.first_wait_ms));
+    if (!e) {
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+      spdlog::info("fenced transactional id {} in {} ms ({} producer{})", transactional_id, ms,
+                   attempt, attempt == 1 ? "" : "s");
+      return true;
+    }
+    // Not confirmed in time: the error is the coordinator's last answer (or a time-out).
+    if (last || !rd_kafka_error_is_retriable(e.get())) {
+      spdlog::error("fencing {}: {}", transactional_id, rd_kafka_error_string(e.get()));
+      return false;
+    }
   }
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
-  spdlog::info("fenced transactional id {} in {} ms", transactional_id, ms);
-  return true;
 }
 
 TransactionFencer::TransactionFencer(

@@ -49,12 +49,24 @@ class FencingCluster {
 
 // FencingCluster over a client with the group's id (kafka::makeGroupAdminClient: reading the
 // committed offsets needs one) and short-lived producers for the fences.
+//
+// A fence asks with up to `FencePatience::producers` producers in turn. While the coordinator
+// aborts the departed owner's open transaction (a few milliseconds) it answers
+// CONCURRENT_TRANSACTIONS, and librdkafka asks again only after a fixed 500 ms; a producer not
+// confirmed within `first_wait_ms` is therefore dropped and a new one asks at once. The last
+// waits for what is left of `timeout_ms`.
+struct FencePatience {
+  int first_wait_ms = 150;
+  int producers = 4;
+};
+
 class KafkaFencingCluster final : public FencingCluster {
  public:
   // `admin` must outlive this object. `producer_properties` configure the fencing producers
   // (brokers, TLS, SASL).
   KafkaFencingCluster(rd_kafka_t* admin, kafka::KafkaProperties producer_properties,
-                      std::string group_id, std::string input_topic, int timeout_ms);
+                      std::string group_id, std::string input_topic, int timeout_ms,
+                      FencePatience patience = {});
   [[nodiscard]] std::optional<std::map<int32_t, std::string>> committers(
       const std::vector<int32_t>& partitions, std::string& error) override;
   [[nodiscard]] std::optional<std::vector<kafka::GroupMember>> members(std::string& error) override;
@@ -66,6 +78,7 @@ class KafkaFencingCluster final : public FencingCluster {
   std::string group_id_;
   std::string input_topic_;
   int timeout_ms_;
+  FencePatience patience_;
 };
 
 // Aborts at once the transaction that a departed owner of newly assigned partitions left open

@@ -13,12 +13,14 @@
 #include "service/kafka/client.h"
 #include "service/kafka/producer.h"
 #include "state/card_state_codec.h"
+#include "tests/integration/service/transactional_owner.h"
 #include "tests/support/test_kafka.h"
 
 namespace fraud::service {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Owner;
 using testing::TestKafka;
 
 detectors::CardRef refOf(uint8_t n) {
@@ -33,38 +35,6 @@ std::string stateWith(const std::string& tx_id, int64_t time) {
       detectors::Event{time, detectors::Country::of('F', 'R'), std::string_view(tx_id)});
   return state::encodeCardState(state);
 }
-
-// A transactional producer of the test, as one owner of the changelog partition.
-class Owner {
- public:
-  Owner(const std::string& brokers, const std::string& transactional_id) {
-    std::string error;
-    auto conf = kafka::makeKafkaConf({{"bootstrap.servers", brokers},
-                                      {"transactional.id", transactional_id},
-                                      {"transaction.timeout.ms", "60000"},
-                                      {"log_level", "2"}},
-                                     error);
-    EXPECT_TRUE(conf) << error;
-    producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-    EXPECT_TRUE(producer_) << error;
-    kafka::KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000));
-    EXPECT_FALSE(e) << rd_kafka_error_string(e.get());
-  }
-  void begin() { EXPECT_FALSE(kafka::KafkaError(rd_kafka_begin_transaction(producer_.get()))); }
-  void send(const std::string& topic, std::string_view key, std::string_view value) {
-    EXPECT_EQ(kafka::produceWaiting(producer_.get(), {topic.c_str(), 0, key, value},
-                                    std::chrono::seconds(10)),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  void flush() { EXPECT_EQ(rd_kafka_flush(producer_.get(), 10'000), RD_KAFKA_RESP_ERR_NO_ERROR); }
-  void commit() {
-    kafka::KafkaError e(rd_kafka_commit_transaction(producer_.get(), 30'000));
-    EXPECT_FALSE(e) << rd_kafka_error_string(e.get());
-  }
-
- private:
-  kafka::KafkaHandle producer_;
-};
 
 class OpenTransactionRestoreTest : public ::testing::Test {
  protected:
