@@ -104,6 +104,24 @@ void EventList::splice(uint32_t offset, uint32_t old_size, const char* bytes, ui
   header().size = new_used;
 }
 
+void EventList::reserve(size_t record_bytes) {
+  if (record_bytes > UINT32_MAX - sizeof(Header)) return;
+  if (block_ == nullptr) {
+    const size_t allocation = roundAllocation(sizeof(Header) + record_bytes);
+    block_ = static_cast<char*>(std::malloc(allocation));
+    if (block_ == nullptr) throw std::bad_alloc();
+    // The base is set by the first event (rebaseFor: an empty list takes that event's).
+    header() = Header{0, 0, static_cast<uint32_t>(allocation - sizeof(Header)), 0, 0};
+    return;
+  }
+  if (header().capacity >= record_bytes) return;
+  const size_t allocation = roundAllocation(sizeof(Header) + record_bytes);
+  auto* grown = static_cast<char*>(std::realloc(block_, allocation));
+  if (grown == nullptr) throw std::bad_alloc();
+  block_ = grown;
+  header().capacity = static_cast<uint32_t>(allocation - sizeof(Header));
+}
+
 void EventList::rebaseFor(EventTime time, size_t record_size) {
   if (block_ == nullptr) {
     const size_t allocation = roundAllocation(sizeof(Header) + record_size);

@@ -202,6 +202,9 @@ class EventList {
   // Adds an event at the end without looking for its place: `time` must be >= lastTime().
   // `previous` is lastTime() (any value when empty); unused, kept for the codec's calls.
   void append(EventTime previous, EventTime time, Country country, std::string_view tx_id);
+  // Room for `record_bytes` bytes of packed records without growing (a hint: a decoder that
+  // knows about how much it will append).
+  void reserve(size_t record_bytes);
   // Drops every event with a time before `horizon`.
   void eraseBefore(EventTime horizon);
   // Drops the first `n` events (n <= size()).

@@ -120,8 +120,7 @@ std::optional<RestoreResult> RestoreJob::applyCard(const rd_kafka_message_t& mes
   std::optional<std::string> error;
   if (message.payload == nullptr) {
     error = writer_->erase(card_ref);
-  } else if (const std::string_view value = kafka::payloadOf(&message);
-             state::decodeCardState(value)) {
+  } else if (const std::string_view value = kafka::payloadOf(&message); state::isCardState(value)) {
     error = writer_->put(card_ref, value);
   } else {
     // Restored as it is, it would end the ingest thread when read: drop the card.

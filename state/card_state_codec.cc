@@ -141,6 +141,83 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// The one reading of the format: `sink` is told each event and the incident as they are read.
+// Refuses what decodeCardState() documents; CardStateBuilder keeps what it is told,
+// CardStateCheck nothing (the format's check without allocating).
+template <typename Sink>
+bool parseCardState(std::string_view bytes, Sink& sink) {
+  Reader in(bytes);
+  uint8_t format;
+  if (!in.byte(format) || format != kCardStateFormat) return false;
+  uint64_t count;
+  // Each event takes at least 4 bytes, which bounds a corrupt count before allocating.
+  if (!in.varint(count) || count > in.remaining() / 4) return false;
+  sink.events(count, in.remaining());
+  EventTime previous = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    EventTime delta;
+    Country country;
+    std::string_view tx_id;
+    // docs/rule.md §1: every event time is 0..kMaxEventTime.
+    if (!in.time(delta, kMaxEventTime - previous) || !in.country(country) || !in.txId(tx_id)) {
+      return false;
+    }
+    sink.event(previous, previous + delta, country, tx_id);
+    previous += delta;
+  }
+  uint8_t has_incident;
+  if (!in.byte(has_incident) || has_incident > 1) return false;
+  if (has_incident == 1) {
+    EventTime start;
+    EventTime length;
+    uint64_t revision;
+    uint64_t countries;
+    // It starts at an event's time and ends at most a window past the latest.
+    if (!in.time(start, kMaxEventTime) || !in.time(length, kMaxIncidentEnd - start) ||
+        !in.varint(revision) || revision == 0 || revision > UINT32_MAX || !in.varint(countries) ||
+        countries > in.remaining() / 2) {
+      return false;
+    }
+    sink.incident(start, start + length, static_cast<uint32_t>(revision), countries);
+    for (uint64_t i = 0; i < countries; ++i) {
+      Country c;
+      if (!in.country(c)) return false;
+      sink.incidentCountry(c);
+    }
+  }
+  return in.done();
+}
+
+class CardStateBuilder {
+ public:
+  // An event's packed record is about as long as its encoding: one allocation, mostly.
+  void events(uint64_t count, size_t encoded_bytes) {
+    if (count > 0) state_.events.reserve(encoded_bytes);
+  }
+  void event(EventTime previous, EventTime time, const Country& country, std::string_view tx_id) {
+    state_.events.append(previous, time, country, tx_id);
+  }
+  void incident(EventTime start, EventTime end, uint32_t revision, uint64_t countries) {
+    Incident& incident = state_.incident.emplace();
+    incident.start = start;
+    incident.end = end;
+    incident.revision = revision;
+    incident.countries.reserve(countries);
+  }
+  void incidentCountry(const Country& c) { state_.incident->countries.push_back(c); }
+  CardState take() { return std::move(state_); }
+
+ private:
+  CardState state_;
+};
+
+struct CardStateCheck {
+  void events(uint64_t, size_t) {}
+  void event(EventTime, EventTime, const Country&, std::string_view) {}
+  void incident(EventTime, EventTime, uint32_t, uint64_t) {}
+  void incidentCountry(const Country&) {}
+};
+
 }  // namespace
 
 void encodeCardState(const CardState& state, std::string& out) {
@@ -161,49 +238,14 @@ std::string encodeCardState(const CardState& state) {
 }
 
 std::optional<CardState> decodeCardState(std::string_view bytes) {
-  Reader in(bytes);
-  uint8_t format;
-  if (!in.byte(format) || format != kCardStateFormat) return std::nullopt;
-  CardState state;
-  uint64_t count;
-  // Each event takes at least 4 bytes, which bounds a corrupt count before allocating.
-  if (!in.varint(count) || count > in.remaining() / 4) return std::nullopt;
-  EventTime previous = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    EventTime delta;
-    Country country;
-    std::string_view tx_id;
-    // docs/rule.md §1: every event time is 0..kMaxEventTime.
-    if (!in.time(delta, kMaxEventTime - previous) || !in.country(country) || !in.txId(tx_id)) {
-      return std::nullopt;
-    }
-    state.events.append(previous, previous + delta, country, tx_id);
-    previous += delta;
-  }
-  uint8_t has_incident;
-  if (!in.byte(has_incident) || has_incident > 1) return std::nullopt;
-  if (has_incident == 1) {
-    Incident incident;
-    EventTime length;
-    uint64_t revision;
-    uint64_t countries;
-    // It starts at an event's time and ends at most a window past the latest.
-    if (!in.time(incident.start, kMaxEventTime) ||
-        !in.time(length, kMaxIncidentEnd - incident.start) || !in.varint(revision) ||
-        revision == 0 || revision > UINT32_MAX || !in.varint(countries) ||
-        countries > in.remaining() / 2) {
-      return std::nullopt;
-    }
-    incident.end = incident.start + length;
-    incident.revision = static_cast<uint32_t>(revision);
-    incident.countries.resize(countries);
-    for (Country& c : incident.countries) {
-      if (!in.country(c)) return std::nullopt;
-    }
-    state.incident = std::move(incident);
-  }
-  if (!in.done()) return std::nullopt;
-  return state;
+  CardStateBuilder builder;
+  if (!parseCardState(bytes, builder)) return std::nullopt;
+  return builder.take();
+}
+
+bool isCardState(std::string_view bytes) noexcept {
+  CardStateCheck check;
+  return parseCardState(bytes, check);
 }
 
 size_t maxEncodedCardStateBytes(size_t max_events) {

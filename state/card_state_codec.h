@@ -30,5 +30,8 @@ void encodeCardState(const detectors::CardState& state, std::string& out);
 // card state of the rule holds: an event time outside 0..kMaxEventTime (docs/rule.md §1), an
 // incident starting outside it or ending more than the longest window past it (§4).
 [[nodiscard]] std::optional<detectors::CardState> decodeCardState(std::string_view bytes);
+// Whether decodeCardState() would accept `bytes`, without building the state: never allocates
+// (a restore checks every changelog record it stores).
+[[nodiscard]] bool isCardState(std::string_view bytes) noexcept;
 
 }  // namespace fraud::state

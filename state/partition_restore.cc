@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "state/database.h"
 #include "state/key_layout.h"
@@ -40,16 +41,50 @@ bool before(const CardRef& a, uint32_t a_seq, const CardRef& b, uint32_t b_seq) 
 struct PartitionRestore::Bucket {
   struct Record {
     CardRef ref;
-    uint32_t offset = 0;  // into values
+    const char* value = nullptr;  // in the arena
     uint32_t size = 0;
     bool erased = false;
   };
   std::vector<Record> records;  // in changelog order
-  std::string values;
+};
+
+// The buffered values, back to back in large chunks: one copy each, none moved again.
+class PartitionRestore::Arena {
+ public:
+  const char* copy(std::string_view bytes) {
+    if (bytes.empty()) return nullptr;
+    if (bytes.size() > kChunk - used_) {
+      // A value larger than a chunk gets one of its own; the current chunk stays open.
+      if (bytes.size() > kChunk / 4) return own(bytes);
+      chunks_.push_back(std::make_unique<char[]>(kChunk));
+      used_ = 0;
+    }
+    char* at = chunks_.back().get() + used_;
+    std::memcpy(at, bytes.data(), bytes.size());
+    used_ += bytes.size();
+    return at;
+  }
+
+ private:
+  static constexpr size_t kChunk = size_t{1} << 20;
+  const char* own(std::string_view bytes) {
+    auto chunk = std::make_unique<char[]>(bytes.size());
+    std::memcpy(chunk.get(), bytes.data(), bytes.size());
+    const char* at = chunk.get();
+    // Before the current chunk, which keeps taking values.
+    chunks_.insert(chunks_.empty() ? chunks_.end() : chunks_.end() - 1, std::move(chunk));
+    return at;
+  }
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t used_ = kChunk;  // no chunk yet
 };
 
 PartitionRestore::PartitionRestore(Database& db, int32_t partition, bool from_scratch)
-    : db_(db), partition_(partition), from_scratch_(from_scratch), buckets_(1 << kBucketBits) {}
+    : db_(db),
+      partition_(partition),
+      from_scratch_(from_scratch),
+      buckets_(1 << kBucketBits),
+      arena_(std::make_unique<Arena>()) {}
 
 PartitionRestore::~PartitionRestore() { db_.restoreBytes() -= charged_; }
 
@@ -66,13 +101,10 @@ std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::s
                                                  bool erased) {
   const unsigned index = (static_cast<unsigned>(card_ref.bytes[0]) << (kBucketBits - 8)) |
                          (static_cast<unsigned>(card_ref.bytes[1]) >> (16 - kBucketBits));
-  Bucket& bucket = buckets_[index];
-  bucket.records.push_back(Bucket::Record{card_ref, static_cast<uint32_t>(bucket.values.size()),
-                                          static_cast<uint32_t>(encoded.size()), erased});
-  bucket.values.append(encoded);
+  buckets_[index].records.push_back(Bucket::Record{card_ref, arena_->copy(encoded),
+                                                   static_cast<uint32_t>(encoded.size()), erased});
   ++records_;
   bytes_ += static_cast<int64_t>(sizeof(Bucket::Record) + encoded.size());
-  if (bucket.values.size() >= (size_t{1} << 31)) return writeFile();  // offsets stay 32-bit
   // The shared total is updated every 64 KiB. Over the budget, the restore holding a fair
   // share of it writes; so does one that outgrows it alone: never a file per record when many
   // restores share the budget.
@@ -122,10 +154,8 @@ std::optional<std::string> PartitionRestore::writeSorted(const std::string& path
       if (written == 0) status = writer.Open(path);
       std::memcpy(key.data() + prefix_size, record.ref.bytes.data(), record.ref.bytes.size());
       if (status.ok()) {
-        status = record.erased
-                     ? writer.Delete(key)
-                     : writer.Put(
-                           key, rocksdb::Slice(bucket.values.data() + record.offset, record.size));
+        status = record.erased ? writer.Delete(key)
+                               : writer.Put(key, rocksdb::Slice(record.value, record.size));
       }
       ++written;
       if (!status.ok()) return Database::describe(status);
@@ -154,6 +184,7 @@ std::optional<std::string> PartitionRestore::writeFile() {
     }
   }
   for (Bucket& bucket : buckets_) bucket = Bucket();
+  arena_ = std::make_unique<Arena>();
   records_ = 0;
   bytes_ = 0;
   db_.restoreBytes() -= charged_;

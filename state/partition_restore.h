@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,7 @@ class PartitionRestore {
  private:
   friend class StateDb;
   struct Bucket;  // the records of one range of card refs, in arrival order
+  class Arena;    // their values
 
   PartitionRestore(Database& db, int32_t partition, bool from_scratch);
   [[nodiscard]] std::optional<std::string> add(const detectors::CardRef& card_ref,
@@ -64,6 +66,7 @@ class PartitionRestore {
   bool prepared_ = false;
   bool partition_empty_ = false;  // nothing of the partition on disk: erasures need no tombstone
   std::vector<Bucket> buckets_;
+  std::unique_ptr<Arena> arena_;
   size_t records_ = 0;
   int64_t bytes_ = 0;    // buffered now
   int64_t charged_ = 0;  // of which counted in the database's restore total

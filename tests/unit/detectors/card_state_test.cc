@@ -27,6 +27,25 @@ TEST(EventList, EmptyHoldsNoBlock) {
   EXPECT_EQ(list.begin(), list.end());
 }
 
+// A reserved list is empty; its first event sets the base as in a list never reserved, and
+// events up to the reserved bytes add without growing the block.
+TEST(EventList, ReserveHoldsRoomAndNoEvent) {
+  EventList list;
+  list.reserve(100);
+  EXPECT_TRUE(list.empty());
+  const size_t reserved = list.allocatedBytes();
+  EXPECT_GE(reserved, 100u);
+  list.add(1'700'000'000'000, Country::of('D', 'E'), "tx-1");
+  list.add(1'700'000'000'500, Country::of('F', 'R'), "tx-2");
+  EXPECT_EQ(list.allocatedBytes(), reserved);
+  EventList plain;
+  plain.add(1'700'000'000'000, Country::of('D', 'E'), "tx-1");
+  plain.add(1'700'000'000'500, Country::of('F', 'R'), "tx-2");
+  EXPECT_EQ(list, plain);
+  list.reserve(10);  // less than held: nothing changes
+  EXPECT_EQ(list.allocatedBytes(), reserved);
+}
+
 TEST(EventList, AddKeepsTimeOrderAndTiesInOrderOfAcceptance) {
   EventList list;
   list.add(200, Country::of('F', 'R'), "b");

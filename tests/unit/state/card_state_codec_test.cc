@@ -119,6 +119,36 @@ TEST(CardStateCodec, RefusesIncidentTimesNoWindowCanReach) {
   EXPECT_EQ(decodeCardState(handEncoded({}, static_cast<uint64_t>(INT64_MAX), 0)), std::nullopt);
 }
 
+// isCardState() is the decoder's check without the state: it accepts exactly what
+// decodeCardState() accepts, over every truncation and every single-byte change of an encoding
+// and the hand-made edge cases above.
+TEST(CardStateCodec, TheCheckAcceptsExactlyWhatTheDecoderAccepts) {
+  constexpr auto kMax = static_cast<uint64_t>(detectors::kMaxEventTime);
+  std::vector<std::string> inputs = {
+      encodeCardState(CardState{}),    handEncoded({5, kMax}),
+      handEncoded({kMax + 1}),         handEncoded({kMax}, kMax, kMax),
+      handEncoded({}, kMax, kMax + 1), handEncoded({}, 0, 2 * kMax),
+      handEncoded({}, 0, 2 * kMax + 1)};
+  const std::string bytes = encodeCardState(sample());
+  for (size_t n = 0; n <= bytes.size(); ++n) inputs.push_back(bytes.substr(0, n));
+  inputs.push_back(bytes + "x");
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (const int value : {0x00, 0x01, 0x02, 0x41, 0x7F, 0x80, 0xFF}) {
+      std::string changed = bytes;
+      changed[i] = static_cast<char>(value);
+      inputs.push_back(std::move(changed));
+    }
+  }
+  size_t accepted = 0;
+  for (const std::string& input : inputs) {
+    const bool decoded = decodeCardState(input).has_value();
+    EXPECT_EQ(isCardState(input), decoded) << "input of " << input.size() << " bytes";
+    accepted += decoded ? 1 : 0;
+  }
+  EXPECT_GT(accepted, 10u) << "the inputs reach both answers";
+  EXPECT_LT(accepted + 100, inputs.size());
+}
+
 TEST(CardStateCodec, EncodesIntoABufferWhatItEncodesIntoAString) {
   const std::string expected = encodeCardState(sample());
   std::string buffer(expected.size(), '\0');
