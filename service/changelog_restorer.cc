@@ -142,6 +142,17 @@ void ChangelogRestorer::loop() {
 }
 
 void ChangelogRestorer::report(RestoreResult result) {
+  if (role_ == Role::kActive && !result.error && !result.busy) {
+    // The partition's store, its card cache warmed from what was just written, is built here
+    // rather than on the ingest thread, which goes on with its other partitions meanwhile.
+    // A store that cannot be built (an unreadable card) is left to the task manager, which
+    // tries again and rebuilds the partition.
+    try {
+      result.store = db_.cardStore(result.partition);
+    } catch (const std::exception& e) {
+      spdlog::warn("partition {}: local state after the restore: {}", result.partition, e.what());
+    }
+  }
   std::lock_guard lock(mu_);
   if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
   progress_.erase(result.partition);

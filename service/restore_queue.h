@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct RestoreResult {
   bool busy = false;
   std::chrono::duration<double> duration{};
   std::optional<std::string> error;  // the restore failed; retry it
+  // An active restore's partition store, its card cache warmed (ChangelogRestorer builds it on
+  // its own thread); none for a standby, on failure, or when it could not be built.
+  std::unique_ptr<state::RocksDbCardStore> store;
 };
 
 // What the task manager asks of the changelog restorer (ChangelogRestorer; a fake in tests).

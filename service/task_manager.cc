@@ -98,19 +98,19 @@ std::vector<int32_t> TaskManager::activateRestored() {
       continue;
     }
     PartitionTask* t = task(it->first);
-    const RestoreResult done = std::move(it->second);
+    RestoreResult done = std::move(it->second);
     it = waiting_for_offset_.erase(it);
     if (activate(*t, done, checkpoint)) activated.push_back(done.partition);
   }
   return activated;
 }
 
-bool TaskManager::activate(PartitionTask& t, const RestoreResult& result,
+bool TaskManager::activate(PartitionTask& t, RestoreResult& result,
                            const state::PartitionCheckpoint& checkpoint) {
   const int32_t p = t.partition();
-  std::unique_ptr<state::RocksDbCardStore> store;
+  std::unique_ptr<state::RocksDbCardStore> store = std::move(result.store);
   try {
-    store = db_.cardStore(p);
+    if (!store) store = db_.cardStore(p);
   } catch (const detectors::CardStoreError& e) {
     spdlog::error("partition {}: local state unreadable ({}); rebuilding from the changelog", p,
                   e.what());

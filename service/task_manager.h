@@ -116,7 +116,7 @@ class TaskManager {
 
  private:
   void restoreUnder(const std::vector<int32_t>& partitions);
-  [[nodiscard]] bool activate(PartitionTask& task, const RestoreResult& result,
+  [[nodiscard]] bool activate(PartitionTask& task, RestoreResult& result,
                               const state::PartitionCheckpoint& checkpoint);
 
   const TaskContext& context_;

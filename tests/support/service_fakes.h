@@ -69,7 +69,7 @@ class FakeRestorer final : public RestoreQueue {
     result.partition = partition;
     result.ticket = ticket;
     result.checkpoint = checkpoint;
-    completed.push_back(result);
+    completed.push_back(std::move(result));
   }
   [[nodiscard]] uint64_t lastTicket(int32_t partition) const {
     for (auto it = queued.rbegin(); it != queued.rend(); ++it) {

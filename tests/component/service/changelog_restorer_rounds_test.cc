@@ -64,6 +64,34 @@ TEST_F(ChangelogRestorerTest, QueuedTwiceItIsRestoredOnceUnderTheNewerTicket) {
   restorer.stop();
 }
 
+// An active restore hands over the partition's store with its card cache warmed on the
+// restorer's thread (the ingest thread only installs it); a standby's catch-up hands over none.
+TEST_F(ChangelogRestorerTest, AnActiveRestoreHandsOverTheWarmedStoreAStandbyNone) {
+  sendCard(0, refOf(1), stateAt(1'000));
+  sendCard(0, refOf(2), stateAt(2'000));
+  ChangelogRestorer restorer(properties(), topic_, *db_);
+  ASSERT_EQ(restorer.start(), std::nullopt);
+  restorer.enqueue({{0, 1}});
+  RestoreResult result = waitForResult(restorer);
+  ASSERT_FALSE(result.error.has_value()) << *result.error;
+  ASSERT_NE(result.store, nullptr);
+  EXPECT_TRUE(result.store->complete()) << "warmed: every card in memory";
+  EXPECT_EQ(result.store->cardCount(), 2u);
+  ASSERT_NE(result.store->find(refOf(2)), nullptr);
+  EXPECT_EQ(*result.store->find(refOf(2)), stateAt(2'000));
+  restorer.stop();
+
+  PartitionLeases leases;
+  ChangelogRestorer standby(properties(), topic_, *db_,
+                            {ChangelogRestorer::Role::kStandby, &leases});
+  ASSERT_EQ(standby.start(), std::nullopt);
+  standby.enqueue({{0, 2}});
+  const RestoreResult copy = waitForResult(standby);
+  EXPECT_FALSE(copy.error.has_value());
+  EXPECT_EQ(copy.store, nullptr);
+  standby.stop();
+}
+
 // A partition cancelled while still queued is dropped from the queue: never restored nor
 // reported, while the others queued with it are.
 TEST_F(ChangelogRestorerTest, APartitionCancelledWhileQueuedIsNeverRestored) {

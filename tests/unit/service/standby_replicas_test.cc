@@ -90,7 +90,7 @@ TEST_F(StandbyReplicasTest, ARoundCatchesUpThePlacedPartitionsNotOwnedHereOncePe
 
   RestoreResult caught_up = done(1, restorer.lastTicket(1), 100, 250);
   caught_up.malformed = 3;
-  restorer.completed.push_back(caught_up);
+  restorer.completed.push_back(std::move(caught_up));
   standbys.tick({0, 2}, t0 + 1500ms);  // takes the result; the next round is due at 2 s
   EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 3u) << "counted like a restore's";
   EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 0u);
@@ -149,7 +149,9 @@ TEST_F(StandbyReplicasTest, BusyRoundsAreNotCountedAndFailedOnesAreCountedAndRet
   failed.error = "changelog offsets: timed out";
   RestoreResult stale = done(1, 999, 0, 0);  // a ticket this copy never had
   stale.malformed = 5;
-  restorer.completed = {busy, failed, stale};
+  restorer.completed.push_back(std::move(busy));
+  restorer.completed.push_back(std::move(failed));
+  restorer.completed.push_back(std::move(stale));
   standbys.tick({0}, t0 + 1s);
   EXPECT_EQ(standbys.takeMalformedChangelogRecords(), 0u) << "a stale result counts nothing";
   for (const auto& s : standbys.statuses(t0 + 1s)) {
