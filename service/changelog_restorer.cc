@@ -56,6 +56,12 @@ std::optional<std::string> ChangelogRestorer::start() {
     pthread_setname_np(pthread_self(), role_ == Role::kActive ? "fd-restorer" : "fd-standby");
     loop();
   });
+  if (role_ == Role::kActive) {
+    warmer_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "fd-warmer");
+      warmLoop();
+    });
+  }
   return std::nullopt;
 }
 
@@ -65,7 +71,10 @@ void ChangelogRestorer::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+  warm_wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (warmer_.joinable()) warmer_.join();
+  to_warm_.clear();
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
   consumer_.reset();
   end_offsets_.reset();
@@ -142,22 +151,48 @@ void ChangelogRestorer::loop() {
 }
 
 void ChangelogRestorer::report(RestoreResult result) {
+  std::lock_guard lock(mu_);
+  if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
   if (role_ == Role::kActive && !result.error && !result.busy) {
-    // The partition's store, its card cache warmed from what was just written, is built here
-    // rather than on the ingest thread, which goes on with its other partitions meanwhile.
-    // A store that cannot be built (an unreadable card) is left to the task manager, which
-    // tries again and rebuilds the partition.
+    to_warm_.push_back(std::move(result));
+    warm_wake_.notify_one();
+    return;
+  }
+  publish(std::move(result));
+}
+
+void ChangelogRestorer::publish(RestoreResult result) {
+  progress_.erase(result.partition);
+  wanted_.erase(result.partition);
+  completed_.push_back(std::move(result));
+}
+
+void ChangelogRestorer::warmLoop() {
+  while (true) {
+    RestoreResult result;
+    {
+      std::unique_lock lock(mu_);
+      warm_wake_.wait(lock, [this] { return stopping_ || !to_warm_.empty(); });
+      if (stopping_) return;
+      result = std::move(to_warm_.front());
+      to_warm_.pop_front();
+    }
+    // The partition's store, its card cache warmed from what was just written, is built here:
+    // not on the ingest thread, which goes on with its other partitions, nor on the restorer's,
+    // which goes on reading. A store that cannot be built (an unreadable card) is left to the
+    // task manager, which tries again and rebuilds the partition.
     try {
       result.store = db_.cardStore(result.partition);
     } catch (const std::exception& e) {
       spdlog::warn("partition {}: local state after the restore: {}", result.partition, e.what());
     }
+    std::unique_lock lock(mu_);
+    if (wanted(result.partition, result.ticket)) {
+      publish(std::move(result));
+      continue;
+    }
+    lock.unlock();  // cancelled meanwhile: the store goes, outside the lock
   }
-  std::lock_guard lock(mu_);
-  if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
-  progress_.erase(result.partition);
-  wanted_.erase(result.partition);
-  completed_.push_back(std::move(result));
 }
 
 void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>& queued) {

@@ -37,7 +37,9 @@ namespace fraud::service {
 // out of bounds is counted and not adopted; a local checkpoint that is either makes the
 // partition rebuild from the changelog's start (RestoreJob says what each leaves). One
 // partition's restore, from its start to its result, is a RestoreJob; this class runs them: the
-// queue, the thread, the consumer, leases and reporting.
+// queue, the thread, the consumer, leases and reporting. The active role's results go through
+// a second thread, the warmer, which builds each partition's store with its card cache warmed
+// (RestoreResult::store) while the restorer reads on and the ingest thread processes the rest.
 //
 // Two roles. The active restorer brings up partitions assigned here, before they are consumed.
 // The standby restorer (--standby-replicas) catches up warm copies of partitions owned
@@ -92,8 +94,13 @@ class ChangelogRestorer final : public RestoreQueue {
   // Takes the job's lease (standby: only when free and not cancelled) and begins it. False when
   // the job ended there.
   [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high);
-  // Hands a result to takeCompleted(), unless it is stale (wanted() no longer).
+  // Hands a result to takeCompleted(), unless it is stale (wanted() no longer); an active
+  // restore's through the warmer first, which builds its store.
   void report(RestoreResult result);
+  // To takeCompleted(); the partition is no longer wanted. REQUIRES: mu_ held.
+  void publish(RestoreResult result);
+  // The warmer's thread: builds each finished active restore's store (RestoreResult::store).
+  void warmLoop();
   // Whether `ticket` is the one `partition` is to be restored under: the latest enqueued, not
   // cancelled, not reported yet. REQUIRES: mu_ held.
   [[nodiscard]] bool wanted(int32_t partition, uint64_t ticket) const;
@@ -107,9 +114,12 @@ class ChangelogRestorer final : public RestoreQueue {
   kafka::KafkaHandle consumer_;
   kafka::KafkaHandle end_offsets_;  // read_uncommitted: asks for high watermarks
   std::thread thread_;
+  std::thread warmer_;  // the active role's
 
   mutable std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable warm_wake_;
+  std::deque<RestoreResult> to_warm_;
   bool stopping_ = false;
   std::deque<std::pair<int32_t, uint64_t>> queue_;
   std::vector<RestoreResult> completed_;
