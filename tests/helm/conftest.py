@@ -62,6 +62,17 @@ def render(values=None, files=(), api_versions=CRD_APIS, release="fraud", namesp
     return Manifests(d for d in yaml.safe_load_all(proc.stdout) if d)
 
 
+def render_text(values=None, files=(), api_versions=CRD_APIS):
+    """What `helm template` prints, comments included (render() parses them away)."""
+    args = ["template", "fraud", "--namespace", "payments"]
+    for api in api_versions:
+        args += ["--api-versions", api]
+    proc = _helm(args, values, files)
+    if proc.returncode != 0:
+        raise RenderError(proc.stderr.strip())
+    return proc.stdout
+
+
 def render_error(values=None, files=(), **kw):
     """The error message of a render that must fail."""
     with pytest.raises(RenderError) as err:

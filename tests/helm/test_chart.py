@@ -10,7 +10,8 @@ import sys
 import pytest
 import yaml
 
-from conftest import ALL_SECRETS, CHART, REPO, configmap_env, container, notes, pod_spec, render, render_error
+from conftest import (ALL_SECRETS, CHART, REPO, configmap_env, container, notes, pod_spec, render,
+                      render_error, render_text)
 
 
 def documented_env_vars():
@@ -158,6 +159,10 @@ def test_keda_owns_replicas_only_when_its_api_is_served():
     assert without_api.all("ScaledObject") == []
     assert without_api.one("StatefulSet")["spec"]["replicas"] == 3
     assert "no keda.sh/v1alpha1 API" in notes(values)
+    skipped = render_text(values, api_versions=())
+    assert "no\n# ScaledObject, and replicaCount sets the pod count" in skipped
+    assert "--api-versions keda.sh/v1alpha1" in skipped
+    assert "ScaledObject" not in render_text({}, api_versions=())
 
 
 def test_grace_period_must_exceed_the_shutdown_deadline():

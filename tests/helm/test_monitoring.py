@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from conftest import ALL_SECRETS, MONITORING, REPO, notes, render
+from conftest import ALL_SECRETS, MONITORING, REPO, notes, render, render_text
 
 
 def service_metrics():
@@ -48,6 +48,16 @@ def test_monitoring_objects_need_the_prometheus_operator_api():
     without = render(MONITORING, api_versions=())
     assert not {"ServiceMonitor", "PrometheusRule"} & set(without.kinds())
     assert "no monitoring.coreos.com/v1 API" in notes(MONITORING)
+
+
+def test_a_monitoring_object_requested_but_skipped_says_so_in_the_rendered_output():
+    # helm template prints no NOTES.txt: the skipped objects leave a comment in their place.
+    skipped = render_text(MONITORING, api_versions=())
+    assert "no ServiceMonitor. To render it offline: helm template" in skipped
+    assert "no PrometheusRule. To render it offline: helm template" in skipped
+    assert "--api-versions monitoring.coreos.com/v1" in skipped
+    assert "no ServiceMonitor" not in render_text(MONITORING)
+    assert "no ServiceMonitor" not in render_text({}, api_versions=())
 
 
 def test_service_monitor_scrapes_every_pod_through_the_headless_service():
