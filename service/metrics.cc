@@ -105,7 +105,7 @@ RecordMetrics::RecordMetrics(prometheus::Registry& registry)
 
 PartitionMetrics::PartitionMetrics(prometheus::Registry& registry)
     : stream_time(BuildGauge()
-                      .Name("fraud_partition_stream_time_seconds")
+                      .Name("fraud_partition_stream_time_timestamp_seconds")
                       .Help("Stream time ST(p): the largest accepted event time, epoch seconds")
                       .Register(registry)),
       event_time_lag(BuildGauge()
@@ -177,7 +177,7 @@ RestoreMetrics::RestoreMetrics(prometheus::Registry& registry)
 
 CommitMetrics::CommitMetrics(prometheus::Registry& registry)
     : transactions(BuildCounter()
-                       .Name("fraud_transactions_total")
+                       .Name("fraud_kafka_transactions_total")
                        .Help("Kafka transactions by result: committed, aborted")
                        .Register(registry)),
       commit_duration(

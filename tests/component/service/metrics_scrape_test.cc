@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
+#include <prometheus/text_serializer.h>
 #include <rocksdb/version.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -94,6 +96,39 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
     EXPECT_EQ(status, 0) << out;
   }
   server.stop();
+}
+
+std::string fileText(const std::string& relative) {
+  std::ifstream in(std::string(FRAUD_SOURCE_DIR) + "/" + relative);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Every family service/metrics.cc declares: documented in docs/operations.md's table, and on
+// /metrics from the start, at zero, so that a dashboard or an alert on it reads 0 rather than
+// "no data" until its first event. A family kept per partition (its labels column names
+// `partition`) appears with the first partition held or copied here: no series exists before.
+TEST(ServiceMetrics, EveryFamilyIsDocumentedAndExposedFromTheStart) {
+  ServiceRegistry registry;
+  ServiceMetrics metrics(registry);
+  const std::string text = prometheus::TextSerializer().Serialize(registry.Collect());
+  const std::string source = fileText("service/metrics.cc");
+  const std::string doc = fileText("docs/operations.md");
+  ASSERT_FALSE(source.empty());
+  ASSERT_FALSE(doc.empty());
+  size_t declared = 0;
+  for (size_t at = 0; (at = source.find(".Name(\"fraud_", at)) != std::string::npos; ++at) {
+    const size_t begin = at + 7;
+    const std::string name = source.substr(begin, source.find('"', begin) - begin);
+    ++declared;
+    const auto row = doc.find("\n| `" + name + "` |");
+    ASSERT_NE(row, std::string::npos) << name << " is not in docs/operations.md's table";
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    const auto type_end = line.find('|', line.find('|', 2) + 1);
+    const std::string labels = line.substr(type_end, line.find('|', type_end + 1) - type_end);
+    if (labels.find("`partition`") != std::string::npos) continue;
+    EXPECT_THAT(text, HasSubstr("# TYPE " + name + " ")) << name << " is not exposed at start";
+  }
+  EXPECT_GT(declared, 25u);
 }
 
 }  // namespace
