@@ -189,15 +189,21 @@ class EnvFlags {
  public:
   explicit EnvFlags(CLI::App& cmd) : cmd_(cmd) {}
 
+  // The heading of `run --help` the options added from here on are listed under.
+  void section(std::string title) { section_ = std::move(title); }
   template <typename T>
   CLI::Option* opt(const std::string& name, T& value, const std::string& help) {
-    return cmd_.add_option(name, value, help)->envname(envName(name));
+    return cmd_.add_option(name, value, help)->envname(envName(name))->group(section_);
   }
   CLI::Option* flag(const std::string& name, bool& value, const std::string& help) {
-    return cmd_.add_flag(name, value, help)->envname(envName(name));
+    return cmd_.add_flag(name, value, help)->envname(envName(name))->group(section_);
   }
-  // Gives an option added elsewhere its environment variable.
-  void withEnv(const std::string& name) { cmd_.get_option(name)->envname(envName(name)); }
+  // Gives an option added elsewhere its environment variable and the current section.
+  void withEnv(const std::string& name) {
+    cmd_.get_option(name)->envname(envName(name))->group(section_);
+  }
+  // An option added elsewhere that has no environment variable: the current section only.
+  void inSection(const std::string& name) { cmd_.get_option(name)->group(section_); }
   CLI::App& command() { return cmd_; }
 
  private:
@@ -210,10 +216,12 @@ class EnvFlags {
   }
 
   CLI::App& cmd_;
+  std::string section_ = "Options";
 };
 
 // The cluster, topics, group and clients.
 void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
+  f.section("Kafka: the cluster, topics and group");
   f.opt("--brokers", c.brokers, "Kafka bootstrap servers HOST:PORT[,...]");
   f.flag("--embedded-kafka", c.embedded_kafka,
          "Run against librdkafka's in-process mock cluster (prints bootstrap=HOST:PORT); the API "
@@ -240,7 +248,8 @@ void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
       ->capture_default_str();
   f.command().add_option("--kafka", c.kafka_overrides,
                          "A librdkafka property KEY=VALUE for every client (repeatable; wins over "
-                         "--kafka-config)");
+                         "--kafka-config; no environment variable)");
+  f.inSection("--kafka");
   f.opt("--kafka-config", c.kafka_config_file,
         "A properties file of librdkafka settings (e.g. SASL/TLS): key=value or key: value "
         "lines, # and ! comments (Java properties syntax)");
@@ -248,6 +257,7 @@ void addKafkaFlags(EnvFlags& f, ServiceConfig& c) {
 
 // State, the rule and its output.
 void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
+  f.section("State");
   f.opt("--state-dir", c.state.dir,
         "RocksDB state directory (created with its parents when missing; must be writable)")
       ->capture_default_str();
@@ -258,6 +268,7 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--rocksdb-write-buffer-mb", c.state.write_buffer_mb,
         "RocksDB write-buffer manager budget (MiB)")
       ->capture_default_str();
+  f.section("The rule");
   f.opt("--card-hash-key-file", c.card_hash_key_file,
         "File holding the card-hash key (else FRAUD_CARD_HASH_KEY holds the key itself)");
   cli::addDetectorFlags(f.command(), c.detector);  // the rule's flags, worded as in `replay`
@@ -267,6 +278,7 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
   f.opt("--max-future-skew-ms", c.max_future_skew_ms,
         "Reject event_time later than the record timestamp plus this (ms)")
       ->capture_default_str();
+  f.section("Commits, output, standbys and the stop");
   f.opt("--commit-interval-ms", c.commit_interval_ms,
         "How often alerts, state changes and offsets commit in one transaction (ms)")
       ->capture_default_str();
@@ -302,6 +314,7 @@ void addProcessingFlags(EnvFlags& f, ServiceConfig& c) {
 
 // The HTTP API and probes, lookups, logging and debugging.
 void addServerFlags(EnvFlags& f, ServiceConfig& c) {
+  f.section("The HTTP API and probes");
   f.opt("--http-address", c.http_address,
         "Listen address of the API and the probes (default 0.0.0.0; 127.0.0.1 under "
         "--embedded-kafka). Without an API token, /v1/* serves card state to anyone who reaches "
@@ -319,6 +332,7 @@ void addServerFlags(EnvFlags& f, ServiceConfig& c) {
       ->capture_default_str();
   f.opt("--ready-max-lag", c.ready_max_lag, "/readyz fails while a partition lags more records")
       ->capture_default_str();
+  f.section("Lateness, lookups, logging");
   f.opt("--lateness-interval-s", c.lateness_interval_s,
         "The sliding interval over which lateness is measured and a grace advised (s, whole "
         "minutes)")

@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand(
       "run",
       "Run the live service: consume the transactions topic in a consumer group, keep card "
-      "state in RocksDB, write alerts and dead letters to Kafka. Every flag has a FRAUD_* "
-      "environment variable (a flag wins); see docs/configuration.md.");
+      "state in RocksDB, write alerts and dead letters to Kafka. Every flag but --kafka has a "
+      "FRAUD_* environment variable (a flag wins); see docs/configuration.md.");
   fraud::service::addRunFlags(*run_cmd, run);
 
   try {

@@ -143,6 +143,27 @@ TEST(RunCommand, VersionNamesTheLibrariesItRunsWith) {
   EXPECT_EQ(run.err, "");
 }
 
+// `run --help` lists its options under headings, in the order a deployment is set up, every
+// option under one (issue 28: about 90 lines in one list).
+TEST(RunCommand, HelpGroupsTheOptionsUnderHeadings) {
+  const auto run = runToEnd({"run", "--help"});
+  EXPECT_EQ(run.status, 0);
+  size_t at = 0;
+  for (const char* heading : {"\nKafka: the cluster, topics and group:\n", "\nState:\n",
+                              "\nThe rule:\n", "\nCommits, output, standbys and the stop:\n",
+                              "\nThe HTTP API and probes:\n", "\nLateness, lookups, logging:\n"}) {
+    const auto found = run.out.find(heading, at);
+    ASSERT_NE(found, std::string::npos) << heading << " (in order) in:\n" << run.out;
+    at = found;
+  }
+  for (const char* option : {"--brokers", "--kafka ", "--state-dir", "--window-ms",
+                             "--alert-delivery", "--http-port", "--log-level"}) {
+    const auto line = run.out.find(std::string("\n  ") + option);
+    ASSERT_NE(line, std::string::npos) << option;
+    EXPECT_GT(line, run.out.find("\nKafka: the cluster")) << option;
+  }
+}
+
 // A mistyped subcommand or option gets the closest real one named, in one line: the suggestion,
 // not the parser's own complaint before it (issue 28).
 TEST(RunCommand, SuggestsTheClosestSubcommand) {
