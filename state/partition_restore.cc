@@ -54,7 +54,7 @@ class PartitionRestore::Arena {
   const char* copy(std::string_view bytes) {
     if (bytes.empty()) return nullptr;
     if (bytes.size() > kChunk - used_) {
-      // A value larger than a chunk gets one of its own; the current chunk stays open.
+      // A value over a quarter of a chunk gets one of its own; the current chunk stays open.
       if (bytes.size() > kChunk / 4) return own(bytes);
       chunks_.push_back(std::make_unique<char[]>(kChunk));
       used_ = 0;

@@ -55,6 +55,35 @@ TEST_F(StateDbTest, RestoreKeepsTheLastRecordOfEachCardAcrossFiles) {
   EXPECT_TRUE(fs::is_empty(dir_ / "restore")) << "every file was moved into the database";
 }
 
+// Values of every size between small ones: those over a quarter of the buffer's 1 MiB chunks
+// are kept apart, and each card still reads back what it was given.
+TEST_F(StateDbTest, RestoreKeepsLargeValuesBesideSmallOnes) {
+  auto restore = db_->beginRestore(6, /*from_scratch=*/true);
+  std::map<CardRef, std::string> expected;
+  for (int i = 0; i < 40; ++i) {
+    CardRef ref = refOf(static_cast<uint8_t>(i + 1));
+    CardState state;
+    const int events = i % 4 == 0 ? 7'000 + i * 100 : 1 + i;  // about 400 KiB, or a few bytes
+    for (int e = 0; e < events; ++e) {
+      const std::string tx_id =
+          "tx-" + std::to_string(i) + "-" + std::to_string(e) + std::string(40, 'x');
+      state.events.push_back(
+          detectors::Event{1'000 + e, detectors::Country::of('D', 'E'), detectors::TxId(tx_id)});
+    }
+    expected[ref] = encodeCardState(state);
+    ASSERT_EQ(restore->put(ref, expected[ref]), std::nullopt);
+  }
+  ASSERT_GT(expected[refOf(1)].size(), size_t{300} << 10) << "a value over a quarter of a chunk";
+  ASSERT_EQ(restore->finish(PartitionCheckpoint{40, 1'000, 40}), std::nullopt);
+  restore.reset();
+  auto store = db_->cardStore(6);
+  for (const auto& [ref, encoded] : expected) {
+    const CardState* found = store->find(ref);
+    ASSERT_NE(found, nullptr);
+    EXPECT_EQ(encodeCardState(*found), encoded);
+  }
+}
+
 TEST_F(StateDbTest, RestoreFromScratchDropsLeftoversAndLeavesOtherPartitions) {
   // Cards without a checkpoint (a restore that a crash interrupted), and a neighbour.
   ASSERT_EQ(db_->writeRestored(5, {{refOf(1), encodeCardState(stateAt(1, "a"))}}, std::nullopt),
