@@ -187,6 +187,7 @@ function drawTimeline(card, alerts, grace) {
   const times = card.events.map((e) => e.event_time);
   if (card.incident) times.push(card.incident.start, card.incident.end);
   if (card.stream_time !== null) times.push(card.stream_time);
+  for (const a of alerts) times.push(a.trigger_event_time);  // every key inside the drawing
   if (times.length === 0) return;
   let t0 = Math.min(...times), t1 = Math.max(...times);
   if (grace !== null && card.stream_time !== null) t0 = Math.min(t0, card.stream_time - grace);
@@ -230,13 +231,48 @@ function drawTimeline(card, alerts, grace) {
     box.appendChild(svg("text", { class: "label", x: x(card.stream_time) - 64, y: top - 14 },
       "stream time"));
   }
-  alerts.forEach((a, k) => {
-    const ax = x(a.trigger_event_time);
-    box.appendChild(svg("line", { class: "alert-mark", x1: ax, x2: ax, y1: bottom + 20,
+  drawAlertKeys(box, alerts.map((a) => ({ key: a.idempotency_key, ax: x(a.trigger_event_time) })),
+    bottom, width, height);
+}
+
+// Each alert's tick under the lanes and its idempotency key under the ticks, from the tick's x
+// (moved left when it would run past the drawing). Keys of alerts close in time would cover each
+// other on one line, so each key goes in the first row where it clears every key already there,
+// however many rows that takes, and the drawing grows to hold them (its CSS height follows the
+// viewBox, so the text keeps its size). Keys are measured as laid out; while the drawing is not
+// rendered (nothing to measure) a width per character wider than any glyph's stands in.
+function drawAlertKeys(box, marks, bottom, width, height) {
+  const gap = 8;  // between two keys in a row
+  let ascent = 11, rowHeight = 15;
+  for (const m of marks) {
+    box.appendChild(svg("line", { class: "alert-mark", x1: m.ax, x2: m.ax, y1: bottom + 20,
       y2: bottom + 28 }));
-    box.appendChild(svg("text", { class: "label idempotency-key", x: Math.min(ax, width - 300),
-      y: bottom + 40 + (k % 2) * 12 }, a.idempotency_key));
-  });
+    m.text = svg("text", { class: "label idempotency-key", x: 0, y: 0 }, m.key);
+    box.appendChild(m.text);
+  }
+  for (const m of marks) {
+    let b = null;
+    try { b = m.text.getBBox(); } catch (e) { b = null; }  // at y = 0, b.y is minus the ascent
+    m.width = b && b.width > 0 ? b.width : 8 * m.key.length;
+    if (b && b.height > 0) {
+      ascent = Math.max(ascent, -b.y);
+      rowHeight = Math.max(rowHeight, b.height + 2);
+    }
+    m.x0 = Math.max(2, Math.min(m.ax, width - 4 - m.width));
+  }
+  marks.sort((p, q) => p.x0 - q.x0 || (p.key < q.key ? -1 : p.key > q.key ? 1 : 0));
+  const top = bottom + 32;  // of the first row
+  const ends = [];  // per row, the right end of its last key
+  for (const m of marks) {
+    let r = ends.findIndex((end) => end + gap <= m.x0);
+    if (r < 0) r = ends.length;
+    ends[r] = m.x0 + m.width;
+    m.text.setAttribute("x", String(m.x0));
+    m.text.setAttribute("y", String(top + r * rowHeight + ascent));
+    m.text.setAttribute("data-row", String(r));
+  }
+  const needed = Math.ceil(top + ends.length * rowHeight + 6);
+  if (needed > height) box.setAttribute("viewBox", "0 0 " + width + " " + needed);
 }
 
 function cardView(ref) {
