@@ -50,9 +50,11 @@ int StreamThread::run(const std::atomic<bool>& stop) {
                config_.instance_id);
 
   // Records come in batches: up to kConsumeBatch polled without waiting after the first, then
-  // one clock reading and one histogram entry for the batch. (rd_kafka_consume_batch_queue()
-  // would be one call, but librdkafka 2.0.2 drops records of partitions it keeps when an
-  // incremental rebalance lands during the call.)
+  // one clock reading and one histogram entry for the batch. One poll per record, not
+  // rd_kafka_consume_batch_queue(): a rebalance callback served inside that one call could
+  // rewind a partition between two of its records, and collect() could no longer tell the
+  // records fetched before the rewind (stale) from those after it; librdkafka 2.0.2 also drops
+  // records of partitions it keeps when an incremental rebalance lands during the call.
   std::vector<Polled> batch;
   batch.reserve(kConsumeBatch);
   while (!stop.load()) {

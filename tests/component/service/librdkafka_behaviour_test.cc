@@ -1,0 +1,114 @@
+// The librdkafka behaviours the code works around, probed on the library the test runs with
+// (librdkafka's in-process mock cluster, no broker). Each probe expects what the code assumes of
+// that version (kafka/library_quirks.h): when a library upgrade fixes or brings back a bug, the
+// probe fails and says which workaround to revisit.
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "service/kafka/admin.h"
+#include "service/kafka/client.h"
+#include "service/kafka/library_quirks.h"
+#include "service/kafka/producer.h"
+
+namespace fraud::kafka {
+namespace {
+
+class MockCluster {
+ public:
+  explicit MockCluster(int partitions) {
+    std::string error;
+    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, makeKafkaConf({{"log_level", "2"}}, error), error);
+    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
+    EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, "input", partitions, 1),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  ~MockCluster() { rd_kafka_mock_cluster_destroy(cluster_); }
+  MockCluster(const MockCluster&) = delete;
+  MockCluster& operator=(const MockCluster&) = delete;
+  [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
+  [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
+
+ private:
+  KafkaHandle host_;
+  rd_kafka_mock_cluster_t* cluster_ = nullptr;
+};
+
+// Exit statuses of the coordinator-move probe's child process.
+constexpr int kAnswered = 0;
+constexpr int kFailed = 2;
+
+// In a child process: commits an offset with metadata for group "g", makes the next two
+// OffsetFetch requests answer NOT_COORDINATOR, then reads the metadata back through a
+// producer-type client (no consumer group). Exits kAnswered when the metadata came back,
+// kFailed on an error; librdkafka 2.0.2 takes the process down instead.
+[[noreturn]] void readOffsetsThroughAProducerAcrossACoordinatorMove() {
+  constexpr int16_t kApiOffsetFetch = 9;
+  MockCluster mock(2);
+  std::string error;
+  {
+    auto conf = makeKafkaConf({{"bootstrap.servers", mock.bootstrap()}, {"group.id", "g"}}, error);
+    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+    if (!committer) std::_Exit(kFailed);
+    auto offsets = makePartitionList(1);
+    auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", 1);
+    entry->offset = 42;
+    static constexpr char kOwner[] = "instance-a";
+    entry->metadata = std::malloc(sizeof(kOwner) - 1);  // the list frees it
+    std::memcpy(entry->metadata, kOwner, sizeof(kOwner) - 1);
+    entry->metadata_size = sizeof(kOwner) - 1;
+    if (rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      std::_Exit(kFailed);
+    }
+    rd_kafka_consumer_close(committer.get());
+  }
+  rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
+                                    RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
+                                    RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
+  auto conf = makeKafkaConf({{"bootstrap.servers", mock.bootstrap()}, {"log_level", "2"}}, error);
+  auto producer = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+  if (!producer) std::_Exit(kFailed);
+  const auto owners = committedOffsetMetadata(producer.get(), "g", "input", {0, 1}, 10'000, error);
+  const bool answered =
+      owners.has_value() && *owners == std::map<int32_t, std::string>{{1, "instance-a"}};
+  std::_Exit(answered ? kAnswered : kFailed);
+}
+
+// librdkafka 2.0.2 answers NOT_COORDINATOR to ListConsumerGroupOffsets' OffsetFetch by asking
+// the client's own consumer group to look the coordinator up again; a producer has none, and
+// its main thread dereferences a null one (rd_kafka_handle_OffsetFetch): the process dies. The
+// workaround: makeGroupAdminClient(), a consumer-type client that never joins.
+TEST(LibrdkafkaBehaviour, OffsetFetchThroughAProducerAcrossACoordinatorMove) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto answered = [](int status) {
+    return WIFEXITED(status) && WEXITSTATUS(status) == kAnswered;
+  };
+  // A crash: a signal, or a sanitizer's report and exit status 1.
+  const auto crashed = [](int status) {
+    return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  };
+  if (offsetFetchNeedsAGroupClient()) {
+    EXPECT_EXIT(readOffsetsThroughAProducerAcrossACoordinatorMove(), crashed, "")
+        << "librdkafka " << rd_kafka_version_str()
+        << " no longer crashes here: offsetFetchNeedsAGroupClient() can say false for it";
+  } else {
+    EXPECT_EXIT(readOffsetsThroughAProducerAcrossACoordinatorMove(), answered, "")
+        << "librdkafka " << rd_kafka_version_str()
+        << " fails here: offsetFetchNeedsAGroupClient() must say true for it";
+  }
+}
+
+}  // namespace
+}  // namespace fraud::kafka
