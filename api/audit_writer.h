@@ -21,7 +21,7 @@ class logger;
 
 namespace fraud::api {
 
-// Takes audit lines to their logger off the HTTP I/O threads (docs/api.md, "Logs"). A line is
+// Takes audit lines to their logger off the HTTP I/O threads (docs/api-internals.md). A line is
 // handed over without waiting for the logger's sink and written, at level info and with the
 // time it was handed over, by a thread of its own. The audit's sink may block (a full stderr
 // pipe, a stalled disk): then lines queue, up to `max_queued_lines` handed over and not yet

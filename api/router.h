@@ -82,7 +82,7 @@ class Router {
   // checks that). Requests being answered keep the token they were checked with.
   void replaceToken(const std::string& token);
   // Returns once every audit line of the answers given before the call is written (the audit
-  // lines go to their logger on a thread of their own: docs/api.md, "Logs").
+  // lines go to their logger on a thread of their own: docs/api-internals.md, "The audit writer").
   void flushAudit() const;
 
   [[nodiscard]] const HttpMetrics& metrics() const { return metrics_; }

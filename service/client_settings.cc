@@ -47,7 +47,7 @@ kafka::KafkaProperties consumerSettings(const ServiceConfig& config,
   // by queued.max.messages.kbytes: at librdkafka's 64 MiB it held about 300 MiB of the process
   // (fetch buffers stay whole while any of their records is queued) during a 2 M-record
   // catch-up; at 16 MiB the peak RSS fell from 750-850 to 480 MiB at the same records/s
-  // (docs/performance.md, "Memory").
+  // (docs/configuration.md, "Memory").
   props.try_emplace("max.partition.fetch.bytes", "10485760");
   props.try_emplace("queued.min.messages", "1000000");
   props.try_emplace("queued.max.messages.kbytes", "16384");

@@ -41,7 +41,7 @@ bool StandbyReplicas::copiedElsewhere(const std::vector<int32_t>& owned) const {
   }
   // Only when every other member keeps a copy: the assignor picks the new owner, and a member
   // without a copy would restore the partition from scratch (a roll of 3 with one standby each
-  // measured worse with the hand-over than without it, docs/performance.md).
+  // measured worse with the hand-over than without it, docs/measurements.md).
   return !others.empty() && static_cast<size_t>(options_.replicas) >= others.size();
 }
 

@@ -29,7 +29,7 @@ using Change = std::pair<const detectors::CardRef*, const std::optional<std::str
 // refs' bytes). The memtable is a skip list whose inserts start from where the last one ended:
 // keys in order find their place in a few comparisons, where the map's hash order walks the
 // list from its top for every key, and the walk was half of this thread's CPU
-// (docs/performance.md, "Where the service's CPU goes").
+// (docs/measurements.md, "Where the service's CPU goes").
 std::vector<Change> inKeyOrder(const CardMap<std::optional<std::string>>& changes) {
   std::vector<Change> ordered;
   ordered.reserve(changes.size());

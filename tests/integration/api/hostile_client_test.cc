@@ -4,7 +4,8 @@
 // resident memory must stay within kRssBound of its size before the attack. The server runs in
 // this process, so /proc/self/statm is its memory (the attackers' own buffers are small).
 //
-// Each test prints one `hostile:` line with what it measured; docs/api.md quotes them.
+// Each test prints one `hostile:` line with what it measured; docs/measurements.md ("The HTTP
+// API under attack") records them.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
