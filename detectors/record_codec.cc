@@ -7,6 +7,9 @@
 namespace fraud::detectors {
 namespace {
 
+// UTF-8's encoding of U+FEFF.
+constexpr std::string_view kByteOrderMark = "\xef\xbb\xbf";
+
 constexpr size_t kMaxTxIdBytes = 64;
 constexpr size_t kMinCardChars = 4;
 constexpr size_t kMaxCardChars = 64;
@@ -148,8 +151,10 @@ DecodeResult RecordDecoder::decode(std::string_view record) {
   // the fields read below. It copies the record into its own padded buffer.
   simdjson::dom::element root;
   // An empty record is no JSON value; it may also carry a null data pointer, which simdjson
-  // would copy from (undefined behaviour), so it never reaches the parser.
-  if (record.empty() ||
+  // would copy from (undefined behaviour), so it never reaches the parser. Nor does a leading
+  // byte order mark, which is no JSON text (RFC 8259 §8.1): simdjson 3.12 (Debian 13) skips
+  // one, 3.0.1 (Debian 12) rejects it.
+  if (record.empty() || record.starts_with(kByteOrderMark) ||
       parser_->json.parse(record.data(), record.size(), true).get(root) != simdjson::SUCCESS) {
     result.rejected = RejectReason::kInvalidJson;
     return result;
