@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "service/kafka/client.h"
-#include "service/kafka/library_quirks.h"
 
 namespace fraud::kafka {
 namespace {
@@ -338,11 +337,6 @@ std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const s
 
 KafkaHandle makeGroupAdminClient(const KafkaProperties& common, const std::string& group,
                                  std::string& error) {
-  if (!offsetFetchNeedsAGroupClient()) {
-    auto conf = makeKafkaConf(common, error);
-    if (!conf) return nullptr;
-    return makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  }
   KafkaProperties props = common;
   props["group.id"] = group;
   props["enable.auto.commit"] = "false";

@@ -95,16 +95,18 @@ struct GroupMember {
 
 // The metadata string of each partition's committed offset (only partitions that have one),
 // without waiting for offsets pending in open transactions (require_stable off). `client` must
-// come from makeGroupAdminClient(): on some librdkafka versions another client's process ends
-// when the coordinator moves.
+// come from makeGroupAdminClient(): on any other client a coordinator move ends the process.
 [[nodiscard]] std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
     const std::vector<int32_t>& partitions, int timeout_ms, std::string& error);
 
-// A client for committedOffsetMetadata(). Where the running librdkafka needs it
-// (offsetFetchNeedsAGroupClient(), library_quirks.h: 2.0.2 ends the process on a coordinator
-// move, which a broker failover brings), a consumer whose group.id is `group` and which never
-// subscribes, joins or commits; elsewhere a plain producer-type client.
+// A client for committedOffsetMetadata(): a consumer whose group.id is `group` and which never
+// subscribes, joins or commits. librdkafka answers NOT_COORDINATOR to the OffsetFetch that
+// ListConsumerGroupOffsets sends by asking the client's own consumer group to look the
+// coordinator up again; a producer has no group, and its main thread dereferences a null one and
+// takes the process down (rd_kafka_handle_OffsetFetch). A broker failover answers exactly that.
+// Still so in 2.8.0 as in 2.0.2: LibrdkafkaBehaviour (librdkafka_behaviour_test.cc) probes the
+// library the tests run with and fails once a version no longer crashes.
 [[nodiscard]] KafkaHandle makeGroupAdminClient(const KafkaProperties& common,
                                                const std::string& group, std::string& error);
 
