@@ -65,8 +65,9 @@ struct ApiOptions {
   // /metrics, /openapi.json). 1..64.
   uint32_t threads = 1;
   // Threads running the answers that read the service view (/readyz, /v1/*), apart from the I/O
-  // threads so that a slow view read (a Kafka admin call, a cold RocksDB read) never delays a
-  // liveness probe or a scrape. 1..64.
+  // threads so that a slow view read (a cold RocksDB read, a lock the ingest thread holds) never
+  // delays a liveness probe or a scrape; the service's view never calls Kafka (its owner map is
+  // kept by a thread of its own). 1..64.
   uint32_t view_threads = 2;
   // An answer that reads the view and has not got its data within this is answered 503
   // `view_timeout` (Retry-After: 1); the late result is dropped. 10..60'000 ms.

@@ -67,11 +67,13 @@ std::string ephemeralKey() {
   return key;
 }
 
-// Waits for SIGTERM or SIGINT (blocked everywhere), then asks the processor to stop; a second
-// signal, or a stop that overruns the deadline, ends the process at once. The deadline covers
-// the whole stop: the stream thread's commit and close, and then the teardown after run()
-// (the API, the fencer's and the owner refresh's threads, the Kafka clients), which may wait on
-// brokers that no longer answer. A run that ended without a signal (a fatal error) gets the
+// Waits for one SIGTERM or SIGINT (blocked everywhere), then asks the processor to stop; a stop
+// that overruns the deadline (plus one second) ends the process with _exit(1). It waits for one
+// signal only: later ones stay blocked and pending, so a second signal changes nothing. The
+// deadline covers the stream thread's commit and close, and then the teardown after run() (the
+// API, the fencer's and the owner refresh's threads, the Kafka clients), which may wait on
+// brokers that no longer answer; it ends at ~StopSignals, before the audit writer and the state
+// writer write out what they hold. A run that ended without a signal (a fatal error) gets the
 // same deadline for its teardown, from armTeardown() on.
 class StopSignals {
  public:

@@ -49,10 +49,12 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
                config_.instance_id);
 
-  // Records come in batches: up to kConsumeBatch polled without waiting after the first, then
-  // one clock reading and one histogram entry for the batch. One poll per record, not
-  // rd_kafka_consume_batch_queue(): a rebalance callback served inside that one call could
-  // rewind a partition between two of its records, and collect() could no longer tell the
+  // Records come in batches: up to kConsumeBatch polled without waiting after the first. Each
+  // record gets its own clock readings (at its poll, before its processing) and its own queue
+  // histogram entry (and fetch entry, when it carries a create time); only the processing histogram
+  // is per batch: one timing of the batch, entered as the mean per record processed. One poll per
+  // record, not rd_kafka_consume_batch_queue(): a rebalance callback served inside that one call
+  // could rewind a partition between two of its records, and collect() could no longer tell the
   // records fetched before the rewind (stale) from those after it; librdkafka 2.0.2 also drops
   // records of partitions it keeps when an incremental rebalance lands during the call.
   std::vector<Polled> batch;

@@ -17,13 +17,6 @@
 
 namespace fraud::service {
 
-// The service's view of the cluster's metadata: checks the topics at start-up (and creates the
-// changelog topic, as Kafka Streams does its internal topics), reads topics' record limits, and
-// keeps a map of which group member owns which input partition, refreshed in the background so
-// that no API request ever waits for the cluster.
-//
-// Thread-safety: start-up checks from one thread before startOwnerRefresh(); ownerOf() from any
-// thread; the destructor stops the refresh thread.
 // The topic configuration the service creates its changelog with: compacted, and rolling its
 // segments soon enough (8 MiB or 10 minutes) that the log cleaner, which never touches the
 // active segment, keeps it near one record a card; cleaned once a tenth of it is dirty. A
@@ -37,6 +30,13 @@ namespace fraud::service {
 [[nodiscard]] std::optional<std::string> changelogCompactionAdvice(
     const std::string& topic, const std::map<std::string, std::string>& config);
 
+// The service's view of the cluster's metadata: checks the topics at start-up (and creates the
+// changelog topic, as Kafka Streams does its internal topics), reads topics' record limits, and
+// keeps a map of which group member owns which input partition, refreshed in the background so
+// that no API request ever waits for the cluster.
+//
+// Thread-safety: start-up checks from one thread before startOwnerRefresh(); ownerOf() and
+// owners() from any thread; the destructor stops the refresh thread.
 class TopicAdmin {
  public:
   // `client` (any librdkafka handle) must outlive this object.

@@ -42,7 +42,9 @@ class CardSource {
 // until takeChanged() hands it over as part of a transaction (seq), and stays unwritten (never
 // evicted) until settle() learns that batch is on disk. Bad bytes below throw
 // detectors::CardStoreError, from the call that met them; the cache stays usable.
-// Not thread-safe: the partition's worker thread calls it; only the budget is shared.
+// Not thread-safe: one thread at a time; only the budget is shared. The service runs no thread
+// per partition: the store is built on fd-warmer (on the ingest thread when the warmer could
+// not), then driven by the ingest thread and read by the HTTP threads, under PartitionTask::mu_.
 class CardCache : public detectors::CardStore {
  public:
   // Warms the cache with the whole partition while the budget allows.

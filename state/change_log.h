@@ -43,7 +43,10 @@ class CommittedBatchSink {
 // (coalesced per card until handed off to the sink below). It sees card states only when a
 // transaction is staged, never per record. The disk thus only ever holds committed state, in
 // commit order, each batch with its checkpoint.
-// Not thread-safe: the partition's worker thread calls it (the sink may write on another).
+// Not thread-safe: one thread at a time (the sink may write on another). The service runs no
+// thread per partition: the store holding it is built on fd-warmer (on the ingest thread when the
+// warmer could not), then the ingest thread calls it under PartitionTask::mu_; the HTTP threads
+// read that store under the same mutex but never call the change log.
 class ChangeLog {
  public:
   // The partition holds `card_count` cards, all on disk.

@@ -19,7 +19,7 @@ namespace fraud::state {
 namespace {
 
 // The niceness of the writer thread: a burst of checkpoint writes must not take the CPU from
-// the ingest threads.
+// the ingest thread.
 constexpr int kWriterNice = 10;
 
 // One change of a batch, pointing into its map.

@@ -26,8 +26,10 @@ struct WriteProgress {
 };
 
 // Internal. The writer thread of the instance: committed batches of every partition store,
-// written to RocksDB in the order submitted, at a low CPU priority, so the ingest threads
-// never wait for RocksDB.
+// written to RocksDB in the order submitted, at a low CPU priority, so that a hand-off after a
+// commit does not wait for RocksDB. The one ingest thread waits for this thread only in
+// LiveCardStore::writeCommitted() (a revocation, a stop), discardChanges() (a rewind) and
+// ~LiveCardStore (a partition's store dropped); it also reads RocksDB itself on a cache miss.
 // Thread-safety: every method may be called from any thread. The observer runs on the writer
 // thread. The destructor writes what is queued, then joins the thread.
 class CheckpointWriter {

@@ -11,8 +11,9 @@ namespace fraud::state {
 class RocksDbPartition;
 
 // One partition's live cards over RocksDB: a LiveCardStore whose storage is the partition's
-// RocksDbPartition, written by the database's writer thread (the ingest thread never waits for
-// RocksDB but in writeCommitted() and discardChanges()). Made by StateDb::cardStore().
+// RocksDbPartition, written by the database's writer thread (the caller waits for those writes
+// only in writeCommitted(), discardChanges() and the destructor; a cache miss reads RocksDB on
+// the caller's thread). Made by StateDb::cardStore().
 // Not thread-safe: one thread at a time.
 class RocksDbCardStore final : public LiveCardStore {
  public:

@@ -21,8 +21,12 @@ struct WriteProgress;
 // Internal. The RocksDB store of one partition, the PartitionStorage under its card cache and
 // change log: reads its encoded cards from the database (CardSource), and writes committed
 // batches through the instance's writer thread (CommittedBatchSink), so the caller never waits
-// for RocksDB but in waitWritten(). Reads throw detectors::CardStoreError when RocksDB fails.
-// Thread-safety: the partition's worker thread calls it; the writer thread reports progress.
+// for a write but in waitWritten(); reads run on the caller's thread. Reads throw
+// detectors::CardStoreError when RocksDB fails.
+// Thread-safety: one thread at a time calls it; the writer thread reports progress. The service
+// runs no thread per partition: the store above is built on fd-warmer (on the ingest thread when
+// the warmer could not), then driven by the ingest thread and read by the HTTP threads (a cache
+// miss reads through), under PartitionTask::mu_.
 class RocksDbPartition final : public PartitionStorage {
  public:
   RocksDbPartition(Database& db, CheckpointWriter& writer, int32_t partition);
