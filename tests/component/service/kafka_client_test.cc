@@ -16,6 +16,7 @@
 #include "service/kafka/client.h"
 #include "service/kafka/producer.h"
 #include "service/kafka/reader.h"
+#include "tests/component/service/input_mock_cluster.h"
 
 namespace fraud::kafka {
 namespace {
@@ -26,23 +27,7 @@ using ::testing::Not;
 // Port 1 on loopback: nothing listens, so every connection is refused at once.
 constexpr const char* kDeadBroker = "127.0.0.1:1";
 
-class MockCluster {
- public:
-  explicit MockCluster(int partitions) {
-    std::string error;
-    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, makeKafkaConf({}, error), error);
-    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
-    EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, "input", partitions, 1),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  ~MockCluster() { rd_kafka_mock_cluster_destroy(cluster_); }
-  [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
-  [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
-
- private:
-  KafkaHandle host_;
-  rd_kafka_mock_cluster_t* cluster_ = nullptr;
-};
+using MockCluster = testing::InputMockCluster;
 
 KafkaHandle client(const std::string& brokers) {
   std::string error;

@@ -20,29 +20,12 @@
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/kafka/producer.h"
+#include "tests/component/service/input_mock_cluster.h"
 
 namespace fraud::kafka {
 namespace {
 
-class MockCluster {
- public:
-  explicit MockCluster(int partitions) {
-    std::string error;
-    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, makeKafkaConf({{"log_level", "2"}}, error), error);
-    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
-    EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, "input", partitions, 1),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  ~MockCluster() { rd_kafka_mock_cluster_destroy(cluster_); }
-  MockCluster(const MockCluster&) = delete;
-  MockCluster& operator=(const MockCluster&) = delete;
-  [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
-  [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
-
- private:
-  KafkaHandle host_;
-  rd_kafka_mock_cluster_t* cluster_ = nullptr;
-};
+using MockCluster = testing::InputMockCluster;
 
 // Exit statuses of the coordinator-move probe's child process.
 constexpr int kAnswered = 0;
