@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 namespace fraud::service {
 namespace {
@@ -111,10 +113,17 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
   topic.config = changelogTopicConfig();
   std::string error;
   if (!kafka::createTopic(client_, topic, kBlockingCallMs, error)) {
-    // Another instance may have created it meanwhile.
-    const auto again = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
-    if (again.status == kafka::TopicStatus::kFound && again.partitions == input_partitions_) {
-      return std::nullopt;
+    // Another instance may have created it meanwhile (two starting together both find it
+    // absent): the broker then refuses ours as existing before its metadata names the topic,
+    // so look again until it does, within the same bound.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBlockingCallMs);
+    while (true) {
+      const auto again = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
+      // Found: checked as any existing changelog topic is (this creates nothing again).
+      if (again.status == kafka::TopicStatus::kFound) return ensureChangelogTopic();
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return "cannot create changelog topic " + config_.changelog_topic + ": " + error;
   }
