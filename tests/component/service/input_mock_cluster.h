@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "service/kafka/client.h"
@@ -25,6 +27,25 @@ class InputMockCluster {
   InputMockCluster& operator=(const InputMockCluster&) = delete;
   [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
   [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
+
+  // Commits `offset` of input partition `partition` for `group`, with `metadata` (the owner's
+  // instance id, as the service writes it). False, and `error` set, when the commit fails.
+  [[nodiscard]] bool commitWithMetadata(const std::string& group, int32_t partition, int64_t offset,
+                                        const std::string& metadata, std::string& error) const {
+    auto conf = makeKafkaConf({{"bootstrap.servers", bootstrap()}, {"group.id", group}}, error);
+    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+    if (!committer) return false;
+    auto offsets = makePartitionList(1);
+    auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", partition);
+    entry->offset = offset;
+    entry->metadata = std::malloc(metadata.size());  // the list frees it
+    std::memcpy(entry->metadata, metadata.data(), metadata.size());
+    entry->metadata_size = metadata.size();
+    const rd_kafka_resp_err_t err = rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0);
+    rd_kafka_consumer_close(committer.get());
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) error = rd_kafka_err2str(err);
+    return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+  }
 
  private:
   KafkaHandle host_;

@@ -94,19 +94,7 @@ TEST(KafkaAdmin, GroupOffsetsAreReadThroughACoordinatorMove) {
   MockCluster mock(2);
   {
     std::string error;
-    auto conf = makeKafkaConf({{"bootstrap.servers", mock.bootstrap()}, {"group.id", "g"}}, error);
-    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-    ASSERT_TRUE(committer) << error;
-    auto offsets = makePartitionList(1);
-    auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", 1);
-    entry->offset = 42;
-    static constexpr char kOwner[] = "instance-a";
-    entry->metadata = std::malloc(sizeof(kOwner) - 1);  // the list frees it
-    std::memcpy(entry->metadata, kOwner, sizeof(kOwner) - 1);
-    entry->metadata_size = sizeof(kOwner) - 1;
-    ASSERT_EQ(rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0),
-              RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_consumer_close(committer.get());
+    ASSERT_TRUE(mock.commitWithMetadata("g", 1, 42, "instance-a", error)) << error;
   }
   rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR,

@@ -39,23 +39,7 @@ constexpr int kFailed = 2;
   constexpr int16_t kApiOffsetFetch = 9;
   MockCluster mock(2);
   std::string error;
-  {
-    auto conf = makeKafkaConf({{"bootstrap.servers", mock.bootstrap()}, {"group.id", "g"}}, error);
-    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-    if (!committer) std::_Exit(kFailed);
-    auto offsets = makePartitionList(1);
-    auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", 1);
-    entry->offset = 42;
-    static constexpr char kOwner[] = "instance-a";
-    entry->metadata = std::malloc(sizeof(kOwner) - 1);  // the list frees it
-    std::memcpy(entry->metadata, kOwner, sizeof(kOwner) - 1);
-    entry->metadata_size = sizeof(kOwner) - 1;
-    if (rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0) !=
-        RD_KAFKA_RESP_ERR_NO_ERROR) {
-      std::_Exit(kFailed);
-    }
-    rd_kafka_consumer_close(committer.get());
-  }
+  if (!mock.commitWithMetadata("g", 1, 42, "instance-a", error)) std::_Exit(kFailed);
   rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
