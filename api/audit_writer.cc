@@ -32,7 +32,7 @@ AuditWriter::AuditWriter(std::shared_ptr<spdlog::logger> logger, prometheus::Reg
 
 AuditWriter::~AuditWriter() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -43,7 +43,7 @@ bool AuditWriter::write(std::string line) {
   const auto now = std::chrono::system_clock::now();  // spdlog's clock: the line's time
   bool was_empty = false;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (outstanding_ < options_.max_queued_lines) {
       was_empty = queue_.empty();
       queue_.push_back(Line{now, std::move(line)});
@@ -63,15 +63,15 @@ bool AuditWriter::write(std::string line) {
 
 void AuditWriter::flush() {
   {
-    std::unique_lock lock(mu_);
+    base::MutexLock lock(mu_);
     const uint64_t target = accepted_;
-    written_.wait(lock, [&] { return done_ >= target; });
+    while (done_ < target) lock.wait(written_);
   }
   logger_->flush();
 }
 
 void AuditWriter::run() {
-  std::unique_lock lock(mu_);
+  base::MutexLock lock(mu_);
   for (;;) {
     if (queue_.empty()) {
       if (stopping_) break;
@@ -80,9 +80,9 @@ void AuditWriter::run() {
       lock.lock();
       if (!queue_.empty() || stopping_) continue;
       if (due == Clock::time_point::max()) {
-        wake_.wait(lock);
+        lock.wait(wake_);
       } else {
-        wake_.wait_until(lock, due);
+        (void)lock.waitUntil(wake_, due);
       }
       continue;
     }

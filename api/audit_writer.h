@@ -7,9 +7,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "detectors/base/mutex.h"
 
 namespace prometheus {
 class Counter;
@@ -55,9 +56,9 @@ class AuditWriter {
 
   // Queues `line`; false when max_queued_lines are already waiting: the line is dropped and
   // counted.
-  [[nodiscard]] bool write(std::string line);
+  [[nodiscard]] bool write(std::string line) FRAUD_EXCLUDES(mu_);
   // Returns once every line queued before the call is written and the logger flushed.
-  void flush();
+  void flush() FRAUD_EXCLUDES(mu_);
   [[nodiscard]] uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
@@ -66,27 +67,28 @@ class AuditWriter {
     std::string text;
   };
 
-  void run();
-  // On the writer thread, without the lock: the warning, when drops are unwarned and it is due
-  // (or `now_anyway`). Otherwise the time it is due at (time_point::max(): nothing to warn).
-  std::chrono::steady_clock::time_point warnIfDue(bool now_anyway = false);
+  void run() FRAUD_EXCLUDES(mu_);
+  // On the writer thread: the warning, when drops are unwarned and it is due (or `now_anyway`).
+  // Otherwise the time it is due at (time_point::max(): nothing to warn).
+  std::chrono::steady_clock::time_point warnIfDue(bool now_anyway = false) FRAUD_EXCLUDES(mu_);
 
   const std::shared_ptr<spdlog::logger> logger_;
   const Options options_;
   prometheus::Counter& dropped_total_;
+  // Atomic: dropped() and warnIfDue() read it without the lock (write() adds to it under it).
   std::atomic<uint64_t> dropped_{0};
 
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable wake_;     // the writer thread: a line, a stop
   std::condition_variable written_;  // flush(): lines written
-  // Guarded by mu_.
-  std::deque<Line> queue_;
-  size_t outstanding_ = 0;  // handed over and not yet written: the queue and the line at the sink
-  uint64_t accepted_ = 0;   // lines ever queued
-  uint64_t done_ = 0;       // of those, written
-  bool stopping_ = false;
+  std::deque<Line> queue_ FRAUD_GUARDED_BY(mu_);
+  // Handed over and not yet written: the queue and the line at the sink.
+  size_t outstanding_ FRAUD_GUARDED_BY(mu_) = 0;
+  uint64_t accepted_ FRAUD_GUARDED_BY(mu_) = 0;  // lines ever queued
+  uint64_t done_ FRAUD_GUARDED_BY(mu_) = 0;      // of those, written
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
 
-  // The writer thread's own.
+  // The writer thread's own: no lock.
   uint64_t warned_dropped_ = 0;
   std::chrono::steady_clock::time_point last_warning_{};
   bool warned_once_ = false;

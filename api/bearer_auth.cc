@@ -24,14 +24,14 @@ BearerAuth::BearerAuth(const std::optional<std::string>& token) {
 
 void BearerAuth::replace(const std::string& token) {
   auto digest = std::make_shared<const Digest>(sha256(token));
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   digest_ = std::move(digest);
 }
 
 std::optional<HttpResponse> BearerAuth::check(const HttpRequest& request) const {
   std::shared_ptr<const Digest> expected;
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     expected = digest_;
   }
   if (!expected) return std::nullopt;

@@ -2,11 +2,11 @@
 
 #include <array>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "api/router.h"
+#include "detectors/base/mutex.h"
 
 namespace fraud::api {
 
@@ -18,14 +18,15 @@ class BearerAuth {
   // No token: every request passes.
   explicit BearerAuth(const std::optional<std::string>& token);
 
-  void replace(const std::string& token);
+  void replace(const std::string& token) FRAUD_EXCLUDES(mutex_);
   // Nothing when `request` may pass; else the 401 answer with its challenge.
-  [[nodiscard]] std::optional<HttpResponse> check(const HttpRequest& request) const;
+  [[nodiscard]] std::optional<HttpResponse> check(const HttpRequest& request) const
+      FRAUD_EXCLUDES(mutex_);
 
  private:
   using Digest = std::array<unsigned char, 32>;
-  mutable std::mutex mutex_;
-  std::shared_ptr<const Digest> digest_;  // under mutex_; null: /v1/* is open
+  mutable base::Mutex mutex_;
+  std::shared_ptr<const Digest> digest_ FRAUD_GUARDED_BY(mutex_);  // null: /v1/* is open
 };
 
 }  // namespace fraud::api

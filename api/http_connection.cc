@@ -56,7 +56,7 @@ ConnectionHub::Admission ConnectionHub::enter(const std::shared_ptr<Connection>&
                                               const asio::ip::address& peer) {
   const bool api = listener_ == Listener::kApi;
   std::string key = peer.to_string();
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   Admission admission = Admission::kServe;
   const bool over_total = admitted_ >= max_connections_;
   const auto client = per_client_.find(key);
@@ -82,7 +82,7 @@ ConnectionHub::Admission ConnectionHub::enter(const std::shared_ptr<Connection>&
 }
 
 void ConnectionHub::leave(const Connection* connection) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   const auto it = connections_.find(connection);
   if (it == connections_.end()) return;  // dropped at entry
   if (it->second.admitted) {
@@ -102,15 +102,20 @@ void ConnectionHub::leave(const Connection* connection) {
 bool ConnectionHub::shutdownAll(bool force, std::chrono::milliseconds timeout) {
   std::vector<std::shared_ptr<Connection>> open;
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     for (const auto& [key, entry] : connections_) {
       if (auto connection = entry.connection.lock()) open.push_back(std::move(connection));
     }
   }
   for (const auto& connection : open) connection->shutdown(force);
   open.clear();  // a connection's last reference must not be dropped under mutex_
-  std::unique_lock lock(mutex_);
-  return empty_.wait_for(lock, timeout, [this] { return connections_.empty(); });
+  base::MutexLock lock(mutex_);
+  // As condition_variable::wait_for with a predicate: one deadline, taken with the lock held.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!connections_.empty()) {
+    if (!lock.waitUntil(empty_, deadline)) return connections_.empty();
+  }
+  return true;
 }
 
 void serveConnection(ConnectionHub& hub, tcp::socket socket,

@@ -10,11 +10,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "api/options.h"
+#include "detectors/base/mutex.h"
 
 namespace spdlog {
 class logger;
@@ -64,11 +64,11 @@ class ConnectionHub {
   };
   // Registers a new connection from `peer`; unless kDrop, it must call leave() when it closes.
   [[nodiscard]] Admission enter(const std::shared_ptr<Connection>& connection,
-                                const boost::asio::ip::address& peer);
-  void leave(const Connection* connection);
+                                const boost::asio::ip::address& peer) FRAUD_EXCLUDES(mutex_);
+  void leave(const Connection* connection) FRAUD_EXCLUDES(mutex_);
   // Calls shutdown(force) on every open connection, then waits up to `timeout` for all to
   // leave. True when none is left.
-  bool shutdownAll(bool force, std::chrono::milliseconds timeout);
+  bool shutdownAll(bool force, std::chrono::milliseconds timeout) FRAUD_EXCLUDES(mutex_);
 
  private:
   struct Entry {
@@ -83,14 +83,14 @@ class ConnectionHub {
   const Router& router_;
   boost::asio::thread_pool& view_pool_;
   std::shared_ptr<spdlog::logger> log_;
-  std::atomic<bool> stopping_{false};
-  std::mutex mutex_;
-  std::condition_variable empty_;
-  std::unordered_map<const Connection*, Entry> connections_;  // under mutex_
-  size_t admitted_ = 0;                                       // under mutex_
-  size_t refused_ = 0;                                        // under mutex_
-  std::unordered_map<std::string, uint32_t> per_client_;      // admitted, under mutex_
-  std::atomic<uint32_t> pending_view_{0};
+  std::atomic<bool> stopping_{false};  // atomic: read without the lock
+  base::Mutex mutex_;
+  std::condition_variable empty_;  // connections_ became empty
+  std::unordered_map<const Connection*, Entry> connections_ FRAUD_GUARDED_BY(mutex_);
+  size_t admitted_ FRAUD_GUARDED_BY(mutex_) = 0;
+  size_t refused_ FRAUD_GUARDED_BY(mutex_) = 0;
+  std::unordered_map<std::string, uint32_t> per_client_ FRAUD_GUARDED_BY(mutex_);  // admitted
+  std::atomic<uint32_t> pending_view_{0};  // atomic: counted without the lock
 };
 
 // Serves one accepted socket (its executor must be a strand) until it closes. `tls` is null

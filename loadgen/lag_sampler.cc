@@ -30,7 +30,7 @@ bool LagSampler::start(const kafka::KafkaProperties& properties, const std::stri
 
 void LagSampler::stop() {
   {
-    std::lock_guard lock(mutex_);
+    base::MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -44,7 +44,7 @@ void LagSampler::run() {
     const auto committed =
         kafka::committedOffsets(client_.get(), topic_, partitions_, kTimeoutMs, error);
     const auto ends = kafka::highWatermarks(client_.get(), topic_, partitions_, kTimeoutMs, error);
-    std::unique_lock lock(mutex_);
+    base::MutexLock lock(mutex_);
     if (committed && ends) {
       int64_t lag = 0;
       for (size_t p = 0; p < ends->size(); ++p) {
@@ -53,18 +53,23 @@ void LagSampler::run() {
       samples_.push_back(lag);
       sample_ns_.push_back(steadyClockNs());
     }
-    if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) return;
+    // As condition_variable::wait_for with a predicate: one deadline, taken with the lock held.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!stopping_) {
+      if (!lock.waitUntil(wake_, deadline)) break;  // stopping_ decides, as wait_for's result
+    }
+    if (stopping_) return;
   }
 }
 
 std::optional<int64_t> LagSampler::latest() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   if (samples_.empty()) return std::nullopt;
   return samples_.back();
 }
 
 std::vector<TimedValue> LagSampler::timedSamples() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   std::vector<TimedValue> out;
   out.reserve(samples_.size());
   for (size_t i = 0; i < samples_.size(); ++i) out.push_back({sample_ns_[i], samples_[i]});
@@ -72,7 +77,7 @@ std::vector<TimedValue> LagSampler::timedSamples() const {
 }
 
 LagSampler::Summary LagSampler::summary() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   Summary s;
   s.samples = samples_.size();
   if (samples_.empty()) return s;

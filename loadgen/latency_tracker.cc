@@ -12,12 +12,12 @@ std::optional<int64_t> nearestRank(const std::vector<int64_t>& sorted, double p)
 }
 
 void LatencyTracker::expect(const std::string& idempotency_key, int64_t produced_ns) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   expected_.try_emplace(idempotency_key, Entry{produced_ns, false});
 }
 
 void LatencyTracker::arrived(const std::string& idempotency_key, int64_t arrived_ns) {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   const auto found = expected_.find(idempotency_key);
   if (found == expected_.end()) {
     ++unexpected_;
@@ -33,12 +33,12 @@ void LatencyTracker::arrived(const std::string& idempotency_key, int64_t arrived
 }
 
 bool LatencyTracker::allArrived() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   return latencies_ns_.size() == expected_.size();
 }
 
 std::vector<LatencySample> LatencyTracker::samples() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   std::vector<LatencySample> out;
   out.reserve(latencies_ns_.size());
   for (size_t i = 0; i < latencies_ns_.size(); ++i)
@@ -47,7 +47,7 @@ std::vector<LatencySample> LatencyTracker::samples() const {
 }
 
 LatencyTracker::Summary LatencyTracker::summary() const {
-  std::lock_guard lock(mutex_);
+  base::MutexLock lock(mutex_);
   Summary s;
   s.expected = expected_.size();
   s.matched = latencies_ns_.size();

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "loadgen/run_series.h"
 
 namespace fraud::loadgen {
@@ -16,8 +16,8 @@ namespace fraud::loadgen {
 // monotonic clock. Thread-safe: the producer thread expects, the alerts consumer thread arrives.
 class LatencyTracker {
  public:
-  void expect(const std::string& idempotency_key, int64_t produced_ns);
-  void arrived(const std::string& idempotency_key, int64_t arrived_ns);
+  void expect(const std::string& idempotency_key, int64_t produced_ns) FRAUD_EXCLUDES(mutex_);
+  void arrived(const std::string& idempotency_key, int64_t arrived_ns) FRAUD_EXCLUDES(mutex_);
 
   struct Summary {
     uint64_t expected = 0;
@@ -27,22 +27,23 @@ class LatencyTracker {
     // Milliseconds, nearest rank; nothing when no alert matched.
     std::optional<double> p50_ms, p95_ms, p99_ms, max_ms;
   };
-  [[nodiscard]] Summary summary() const;
-  [[nodiscard]] bool allArrived() const;
+  [[nodiscard]] Summary summary() const FRAUD_EXCLUDES(mutex_);
+  [[nodiscard]] bool allArrived() const FRAUD_EXCLUDES(mutex_);
   // Every matched alert, in arrival order.
-  [[nodiscard]] std::vector<LatencySample> samples() const;
+  [[nodiscard]] std::vector<LatencySample> samples() const FRAUD_EXCLUDES(mutex_);
 
  private:
   struct Entry {
     int64_t produced_ns = 0;
     bool arrived = false;
   };
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, Entry> expected_;
-  std::vector<int64_t> latencies_ns_;
-  std::vector<int64_t> produced_ns_;  // of latencies_ns_[i]'s trigger record
-  uint64_t unexpected_ = 0;
-  uint64_t repeated_ = 0;
+  mutable base::Mutex mutex_;
+  std::unordered_map<std::string, Entry> expected_ FRAUD_GUARDED_BY(mutex_);
+  std::vector<int64_t> latencies_ns_ FRAUD_GUARDED_BY(mutex_);
+  // produced_ns_[i]: when latencies_ns_[i]'s trigger record was produced.
+  std::vector<int64_t> produced_ns_ FRAUD_GUARDED_BY(mutex_);
+  uint64_t unexpected_ FRAUD_GUARDED_BY(mutex_) = 0;
+  uint64_t repeated_ FRAUD_GUARDED_BY(mutex_) = 0;
 };
 
 // The nearest-rank percentile `p` (0 < p <= 100) of sorted values; nothing when empty.

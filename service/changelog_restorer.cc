@@ -67,14 +67,19 @@ std::optional<std::string> ChangelogRestorer::start() {
 
 void ChangelogRestorer::stop() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
   warm_wake_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (warmer_.joinable()) warmer_.join();
-  to_warm_.clear();
+  std::deque<RestoreResult> unwarmed;  // its stores go outside the lock
+  {
+    base::MutexLock lock(mu_);
+    unwarmed.swap(to_warm_);
+  }
+  unwarmed.clear();
   if (consumer_) rd_kafka_consumer_close(consumer_.get());
   consumer_.reset();
   end_offsets_.reset();
@@ -83,7 +88,7 @@ void ChangelogRestorer::stop() {
 void ChangelogRestorer::enqueue(
     const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (const auto& [partition, ticket] : partition_tickets) {
       // A restore of the partition that runs under an older ticket is stale from here on: it
       // is abandoned within a batch and never reported (RestoreQueue).
@@ -96,7 +101,7 @@ void ChangelogRestorer::enqueue(
 }
 
 void ChangelogRestorer::cancel(int32_t partition) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   queue_.erase(
       std::remove_if(queue_.begin(), queue_.end(),
                      [partition](const auto& queued) { return queued.first == partition; }),
@@ -111,12 +116,12 @@ bool ChangelogRestorer::wanted(int32_t partition, uint64_t ticket) const {
 }
 
 std::vector<RestoreResult> ChangelogRestorer::takeCompleted() {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return std::exchange(completed_, {});
 }
 
 std::optional<double> ChangelogRestorer::progress(int32_t partition) const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   const auto it = progress_.find(partition);
   if (it == progress_.end()) return std::nullopt;
   return it->second;
@@ -126,8 +131,8 @@ void ChangelogRestorer::loop() {
   while (true) {
     std::vector<std::pair<int32_t, uint64_t>> partitions;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      base::MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) lock.wait(wake_);
       if (stopping_) return;
       partitions.assign(queue_.begin(), queue_.end());
       queue_.clear();
@@ -151,7 +156,7 @@ void ChangelogRestorer::loop() {
 }
 
 void ChangelogRestorer::report(RestoreResult result) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
   if (role_ == Role::kActive && !result.error && !result.busy) {
     to_warm_.push_back(std::move(result));
@@ -171,8 +176,8 @@ void ChangelogRestorer::warmLoop() {
   while (true) {
     RestoreResult result;
     {
-      std::unique_lock lock(mu_);
-      warm_wake_.wait(lock, [this] { return stopping_ || !to_warm_.empty(); });
+      base::MutexLock lock(mu_);
+      while (!stopping_ && to_warm_.empty()) lock.wait(warm_wake_);
       if (stopping_) return;
       result = std::move(to_warm_.front());
       to_warm_.pop_front();
@@ -186,7 +191,7 @@ void ChangelogRestorer::warmLoop() {
     } catch (const std::exception& e) {
       spdlog::warn("partition {}: local state after the restore: {}", result.partition, e.what());
     }
-    std::unique_lock lock(mu_);
+    base::MutexLock lock(mu_);
     if (wanted(result.partition, result.ticket)) {
       publish(std::move(result));
       continue;
@@ -199,7 +204,7 @@ void ChangelogRestorer::restore(const std::vector<std::pair<int32_t, uint64_t>>&
   std::map<int32_t, uint64_t> tickets;
   {
     // Queued twice, only the newer ticket is wanted; cancelled since, neither is.
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (const auto& [p, ticket] : queued) {
       if (wanted(p, ticket)) tickets[p] = ticket;
     }
@@ -263,7 +268,7 @@ void ChangelogRestorer::consume(std::map<int32_t, RestoreJob>& jobs, size_t rema
   std::vector<rd_kafka_message_t*> messages(kConsumeBatch);
   while (remaining > 0) {
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       if (stopping_) break;
       for (auto& [p, job] : jobs) {
         if (job.done() || wanted(p, job.ticket())) continue;
@@ -284,7 +289,7 @@ void ChangelogRestorer::consume(std::map<int32_t, RestoreJob>& jobs, size_t rema
       }
     }
     if (count <= 0) continue;
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (const auto& [p, job] : jobs) {
       const auto progress = job.progress();
       if (progress && wanted(p, job.ticket())) progress_[p] = *progress;
@@ -300,7 +305,7 @@ bool ChangelogRestorer::prepare(RestoreJob& job, int64_t low, int64_t high) {
   } else {
     // Under mu_: a cancel() (the partition was assigned here) that came first is seen, and one
     // that comes later makes the active restore wait for this lease.
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     if (stopping_ || !wanted(p, job.ticket())) {
       job.abandon();
       return false;

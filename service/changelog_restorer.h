@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/partition_leases.h"
@@ -76,34 +76,36 @@ class ChangelogRestorer final : public RestoreQueue {
 
   // Starts the thread; an error message when the consumer cannot be created.
   [[nodiscard]] std::optional<std::string> start();
-  void stop();
+  void stop() FRAUD_EXCLUDES(mu_);
 
-  void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) override;
-  void cancel(int32_t partition) override;
-  [[nodiscard]] std::vector<RestoreResult> takeCompleted() override;
-  [[nodiscard]] std::optional<double> progress(int32_t partition) const override;
+  void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) override
+      FRAUD_EXCLUDES(mu_);
+  void cancel(int32_t partition) override FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] std::vector<RestoreResult> takeCompleted() override FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] std::optional<double> progress(int32_t partition) const override
+      FRAUD_EXCLUDES(mu_);
 
  private:
-  void loop();
-  void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions);
+  void loop() FRAUD_EXCLUDES(mu_);
+  void restore(const std::vector<std::pair<int32_t, uint64_t>>& partitions) FRAUD_EXCLUDES(mu_);
   // Reads the jobs' changelog offsets, begins each and assigns those left to the consumer; how
   // many it assigned.
-  [[nodiscard]] size_t assign(std::map<int32_t, RestoreJob>& jobs);
+  [[nodiscard]] size_t assign(std::map<int32_t, RestoreJob>& jobs) FRAUD_EXCLUDES(mu_);
   // Applies the assigned jobs' records until `remaining` of them end, are cancelled, or stop().
-  void consume(std::map<int32_t, RestoreJob>& jobs, size_t remaining);
+  void consume(std::map<int32_t, RestoreJob>& jobs, size_t remaining) FRAUD_EXCLUDES(mu_);
   // Takes the job's lease (standby: only when free and not cancelled) and begins it. False when
   // the job ended there.
-  [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high);
+  [[nodiscard]] bool prepare(RestoreJob& job, int64_t low, int64_t high) FRAUD_EXCLUDES(mu_);
   // Hands a result to takeCompleted(), unless it is stale (wanted() no longer); an active
   // restore's through the warmer first, which builds its store.
-  void report(RestoreResult result);
-  // To takeCompleted(); the partition is no longer wanted. REQUIRES: mu_ held.
-  void publish(RestoreResult result);
+  void report(RestoreResult result) FRAUD_EXCLUDES(mu_);
+  // To takeCompleted(); the partition is no longer wanted.
+  void publish(RestoreResult result) FRAUD_REQUIRES(mu_);
   // The warmer's thread: builds each finished active restore's store (RestoreResult::store).
-  void warmLoop();
+  void warmLoop() FRAUD_EXCLUDES(mu_);
   // Whether `ticket` is the one `partition` is to be restored under: the latest enqueued, not
-  // cancelled, not reported yet. REQUIRES: mu_ held.
-  [[nodiscard]] bool wanted(int32_t partition, uint64_t ticket) const;
+  // cancelled, not reported yet.
+  [[nodiscard]] bool wanted(int32_t partition, uint64_t ticket) const FRAUD_REQUIRES(mu_);
 
   kafka::KafkaProperties kafka_;
   std::string topic_;
@@ -116,17 +118,17 @@ class ChangelogRestorer final : public RestoreQueue {
   std::thread thread_;
   std::thread warmer_;  // the active role's
 
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::condition_variable wake_;
   std::condition_variable warm_wake_;
-  std::deque<RestoreResult> to_warm_;
-  bool stopping_ = false;
-  std::deque<std::pair<int32_t, uint64_t>> queue_;
-  std::vector<RestoreResult> completed_;
-  std::map<int32_t, double> progress_;
+  std::deque<RestoreResult> to_warm_ FRAUD_GUARDED_BY(mu_);
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
+  std::deque<std::pair<int32_t, uint64_t>> queue_ FRAUD_GUARDED_BY(mu_);
+  std::vector<RestoreResult> completed_ FRAUD_GUARDED_BY(mu_);
+  std::map<int32_t, double> progress_ FRAUD_GUARDED_BY(mu_);
   // Per partition, the ticket of its restore to come or running: set by enqueue(), dropped by
   // cancel() and by the report. A job under another ticket is stale: abandoned, never reported.
-  std::map<int32_t, uint64_t> wanted_;
+  std::map<int32_t, uint64_t> wanted_ FRAUD_GUARDED_BY(mu_);
 };
 
 }  // namespace fraud::service

@@ -25,12 +25,14 @@ void CommitCoordinator::begin() {
   uncommitted_records_ = 0;
   committing_.clear();
   InputOffsets offsets{options_.input_topic, options_.owner, {}};
-  for (const auto& [p, task] : tasks_.tasks()) {
-    const auto position = task->prepareCommit(output_, options_.changelog_topic);
-    if (!position) continue;
-    offsets.offsets.push_back(*position);
-    committing_.push_back(p);
-  }
+  tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
+    for (const auto& [p, task] : tasks) {
+      const auto position = task->prepareCommit(output_, options_.changelog_topic);
+      if (!position) continue;
+      offsets.offsets.push_back(*position);
+      committing_.push_back(p);
+    }
+  });
   output_.startCommit(std::move(offsets));
 }
 
@@ -77,12 +79,18 @@ CommitCoordinator::Outcome CommitCoordinator::complete(const FinishedCommit& fin
     committed.offsets.push_back({p, checkpoint->next_offset});
   }
   if (persistDue()) {
-    for (const auto& [p, task] : tasks_.tasks()) {
-      if (auto error = task->handOffCommitted()) {
-        spdlog::critical("partition {}: cannot write local checkpoint: {}", p, *error);
-        fatal_ = true;
-        return Outcome::kFatal;
+    const bool handed_off = tasks_.withTasks([](const TaskManager::Tasks& tasks) {
+      for (const auto& [p, task] : tasks) {
+        if (auto error = task->handOffCommitted()) {
+          spdlog::critical("partition {}: cannot write local checkpoint: {}", p, *error);
+          return false;
+        }
       }
+      return true;
+    });
+    if (!handed_off) {
+      fatal_ = true;
+      return Outcome::kFatal;
     }
   }
   if (options_.commit_offsets_outside_transaction && !committed.offsets.empty() &&
@@ -188,7 +196,9 @@ bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {
     }
   };
   if (partitions.empty()) {
-    for (const auto& [p, task] : tasks_.tasks()) persistOne(*task);
+    tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
+      for (const auto& [p, task] : tasks) persistOne(*task);
+    });
   } else {
     for (const int32_t p : partitions) {
       if (PartitionTask* task = tasks_.task(p)) persistOne(*task);

@@ -73,7 +73,7 @@ bool ImmediateAlertOutput::failed() const {
 bool ImmediateAlertOutput::restart(std::string& error) {
   dropProducer();
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     outstanding_.clear();  // no report will come for these
   }
   // The tasks that sent them were closed: their records, and alerts, come again.
@@ -96,7 +96,7 @@ void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* mes
   }
   int64_t sent_at = 0;
   {
-    std::lock_guard lock(self->mu_);
+    base::MutexLock lock(self->mu_);
     const auto it = self->outstanding_.find(seq);
     if (it != self->outstanding_.end()) {
       sent_at = it->second;
@@ -114,7 +114,7 @@ void ImmediateAlertOutput::sendAlert(std::string_view key, std::string_view valu
   rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(headers);
   uint64_t seq = 0;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     seq = ++last_seq_;
     outstanding_.emplace(seq, steadyNanos());
   }
@@ -130,7 +130,7 @@ void ImmediateAlertOutput::sendAlert(std::string_view key, std::string_view valu
   ++failures_unchecked_;
   if (metrics_.failures != nullptr) metrics_.failures->Increment();
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     outstanding_.erase(seq);  // no report will come for it
   }
 }
@@ -143,7 +143,7 @@ CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   uint64_t target = 0;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     target = last_seq_;
   }
   char reason[256];
@@ -156,11 +156,8 @@ CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
       return CommitReadiness::kFatal;
     }
     {
-      std::unique_lock lock(mu_);
-      const auto drained = [&] {
-        return outstanding_.empty() || outstanding_.begin()->first > target;
-      };
-      if (drained()) break;
+      base::MutexLock lock(mu_);
+      if (outstanding_.empty() || outstanding_.begin()->first > target) break;  // drained
       if (std::chrono::steady_clock::now() >= deadline) {
         spdlog::warn("alerts not acknowledged within {} ms; the transaction aborts", timeout_ms);
         failures_unchecked_.store(0);

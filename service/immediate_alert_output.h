@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <initializer_list>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "detectors/base/mutex.h"
 #include "service/kafka/client.h"
 #include "service/record_collector.h"
 #include "service/transaction_sink.h"
@@ -61,18 +61,18 @@ class ImmediateAlertOutput final : public AlertSink {
   // Produces one alert now, partitioned by key. A record librdkafka refuses outright counts as
   // a failed delivery.
   void sendAlert(std::string_view key, std::string_view value,
-                 std::initializer_list<Header> headers) override;
+                 std::initializer_list<Header> headers) override FRAUD_EXCLUDES(mu_);
   void serveDeliveries() override;
   // Waits until every alert sent before this call is acknowledged (alerts sent meanwhile are
   // not waited for: at a steady alert rate the wait still ends). kRetry when one was not
   // acknowledged (since the last call) or they did not all arrive within `timeout_ms`; kFatal
   // when the producer failed for good (nothing it sends will ever be acknowledged).
-  [[nodiscard]] CommitReadiness flushForCommit(int timeout_ms);
+  [[nodiscard]] CommitReadiness flushForCommit(int timeout_ms) FRAUD_EXCLUDES(mu_);
   // The producer failed for good (librdkafka's fatal error): only restart() cures it.
   [[nodiscard]] bool failed() const;
   // Drops the producer and what it still holds (counted as failed deliveries) and makes a new
   // one from the same properties; false with `error` set when librdkafka refuses.
-  [[nodiscard]] bool restart(std::string& error);
+  [[nodiscard]] bool restart(std::string& error) FRAUD_EXCLUDES(mu_);
   // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
   [[nodiscard]] bool flush(int timeout_ms);
 
@@ -86,20 +86,20 @@ class ImmediateAlertOutput final : public AlertSink {
   void dropProducer();
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
 
-  // The alert's delivery report came (acknowledged or not): it is no longer outstanding.
-  void settle(uint64_t seq);
-
   kafka::KafkaProperties properties_;
   const std::string topic_;
   bool warmed_up_ = false;  // warmed up again by restart()
   Metrics metrics_;
+  // Not under mu_: replaced on the ingest thread only (create(), restart()) while no commit is
+  // in flight, so flushForCommit() on the committer thread never sees it change.
   kafka::KafkaHandle producer_;
   std::atomic<uint64_t> failures_{0};            // ever
   std::atomic<uint64_t> failures_unchecked_{0};  // since the last flushForCommit()
 
-  std::mutex mu_;
-  uint64_t last_seq_ = 0;                    // of the last alert sent (ingest thread)
-  std::map<uint64_t, int64_t> outstanding_;  // alerts without a report: seq -> sent at (ns)
+  base::Mutex mu_;
+  uint64_t last_seq_ FRAUD_GUARDED_BY(mu_) = 0;  // of the last alert sent (ingest thread)
+  // Alerts without a report: seq -> sent at (ns).
+  std::map<uint64_t, int64_t> outstanding_ FRAUD_GUARDED_BY(mu_);
 };
 
 }  // namespace fraud::service

@@ -50,7 +50,7 @@ void LatenessBoard::observe(int32_t partition, std::optional<int64_t> stream_tim
   LatenessTracker* tracker = trackers_[static_cast<size_t>(partition)].load();
   if (tracker == nullptr) {
     {
-      std::lock_guard lock(owned_mu_);
+      base::MutexLock lock(owned_mu_);
       if (owned_.size() <= static_cast<size_t>(partition)) {
         owned_.resize(static_cast<size_t>(partition) + 1);
       }

@@ -4,11 +4,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "api/service_view.h"
+#include "detectors/base/mutex.h"
 #include "service/lateness_tracker.h"
 
 namespace prometheus {
@@ -45,7 +45,8 @@ class LatenessBoard {
   void publishTo(prometheus::Registry& registry);
 
   void observe(int32_t partition, std::optional<int64_t> stream_time_before, int64_t event_time,
-               std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms);
+               std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms)
+      FRAUD_EXCLUDES(owned_mu_);
   // The partition is no longer held here (revoked or lost): its gauges leave the registry, its
   // figures leave report() and merged(), and a later assignment starts from nothing.
   void forget(int32_t partition);
@@ -62,8 +63,8 @@ class LatenessBoard {
 
   const LatenessOptions options_;
   std::array<std::atomic<LatenessTracker*>, kMaxPartitions> trackers_{};
-  std::vector<std::unique_ptr<LatenessTracker>> owned_;  // by partition, under owned_mu_
-  std::mutex owned_mu_;
+  base::Mutex owned_mu_;
+  std::vector<std::unique_ptr<LatenessTracker>> owned_ FRAUD_GUARDED_BY(owned_mu_);  // by partition
   std::vector<std::unique_ptr<Watch>> watches_;  // ingest thread, by partition
   prometheus::Family<prometheus::Gauge>* quantiles_ = nullptr;
   prometheus::Family<prometheus::Gauge>* dropped_share_ = nullptr;

@@ -75,7 +75,7 @@ void LatenessTracker::observe(std::optional<int64_t> stream_time_before, int64_t
   const int64_t minute = now_ms / kMinuteMs;
   const int64_t vs_stream =
       stream_time_before ? std::max<int64_t>(0, *stream_time_before - event_time) : 0;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   Slot& slot = slots_[static_cast<size_t>(minute) % slots_.size()];
   if (slot.minute != minute) slot.reset(minute);
   ++slot.records;
@@ -99,14 +99,14 @@ void LatenessTracker::Slot::reset(int64_t new_minute) {
 }
 
 void LatenessTracker::clear() {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   for (Slot& slot : slots_) slot.reset(-1);
 }
 
 void LatenessTracker::window(int64_t now_ms, LatenessWindow& into) const {
   const int64_t minute = now_ms / kMinuteMs;
+  base::MutexLock lock(mu_);
   const auto oldest = minute - static_cast<int64_t>(slots_.size()) + 1;
-  std::lock_guard lock(mu_);
   for (const Slot& slot : slots_) {
     if (slot.minute < oldest || slot.minute > minute) continue;
     into.vs_stream_time.merge(slot.vs_stream_time);

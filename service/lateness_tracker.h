@@ -1,11 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "api/service_view.h"
+#include "detectors/base/mutex.h"
 #include "service/lateness_histogram.h"
 
 namespace fraud::service {
@@ -51,11 +51,12 @@ class LatenessTracker {
   // One valid record: ST(p) as it stood before it, its event time, its record timestamp,
   // whether the grace dropped it, and the wall clock that places it in a minute.
   void observe(std::optional<int64_t> stream_time_before, int64_t event_time,
-               std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms);
+               std::optional<int64_t> record_timestamp, bool late_dropped, int64_t now_ms)
+      FRAUD_EXCLUDES(mu_);
   // Adds the minutes within the interval that ends at `now_ms` to `into`.
-  void window(int64_t now_ms, LatenessWindow& into) const;
+  void window(int64_t now_ms, LatenessWindow& into) const FRAUD_EXCLUDES(mu_);
   // Forgets every record observed (the ingest thread; allocates nothing).
-  void clear();
+  void clear() FRAUD_EXCLUDES(mu_);
 
  private:
   struct Slot {
@@ -71,8 +72,8 @@ class LatenessTracker {
     void reset(int64_t new_minute);
   };
 
-  mutable std::mutex mu_;
-  std::vector<Slot> slots_;  // slot of minute m: m % size()
+  mutable base::Mutex mu_;
+  std::vector<Slot> slots_ FRAUD_GUARDED_BY(mu_);  // slot of minute m: m % size()
 };
 
 }  // namespace fraud::service

@@ -14,6 +14,9 @@
 #include "service/kafka/secret.h"
 #include "service/replay.h"
 #include "service/run.h"
+#if FRAUD_TEST_HOOKS
+#include "service/test_hooks.h"
+#endif
 
 namespace {
 
@@ -129,6 +132,9 @@ int main(int argc, char** argv) {
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+#if FRAUD_TEST_HOOKS
+    fraud::service::installTestHooksFromEnvironment();
+#endif
     return fraud::service::runService(run);
   }
   if (*replay_cmd) {

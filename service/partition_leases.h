@@ -2,9 +2,10 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <set>
 #include <utility>
+
+#include "detectors/base/mutex.h"
 
 namespace fraud::service {
 
@@ -49,35 +50,35 @@ class PartitionLeases {
   };
 
   // Waits until the partition is free, then holds it.
-  [[nodiscard]] Lease acquire(int32_t partition) {
-    std::unique_lock lock(mu_);
-    freed_.wait(lock, [&] { return held_.count(partition) == 0; });
+  [[nodiscard]] Lease acquire(int32_t partition) FRAUD_EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
+    while (held_.count(partition) > 0) lock.wait(freed_);
     held_.insert(partition);
     return Lease(this, partition);
   }
   // Holds the partition when it is free; an empty lease otherwise.
-  [[nodiscard]] Lease tryAcquire(int32_t partition) {
-    std::lock_guard lock(mu_);
+  [[nodiscard]] Lease tryAcquire(int32_t partition) FRAUD_EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
     if (!held_.insert(partition).second) return {};
     return Lease(this, partition);
   }
-  [[nodiscard]] bool held(int32_t partition) const {
-    std::lock_guard lock(mu_);
+  [[nodiscard]] bool held(int32_t partition) const FRAUD_EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
     return held_.count(partition) > 0;
   }
 
  private:
-  void release(int32_t partition) {
+  void release(int32_t partition) FRAUD_EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       held_.erase(partition);
     }
     freed_.notify_all();
   }
 
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::condition_variable freed_;
-  std::set<int32_t> held_;
+  std::set<int32_t> held_ FRAUD_GUARDED_BY(mu_);
 };
 
 }  // namespace fraud::service

@@ -40,7 +40,7 @@ bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
   } catch (const detectors::CardStoreError&) {
     return false;
   }
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   store_ = std::move(store);
   detector_ = std::move(detector);
   in_flight_.reset();
@@ -56,7 +56,7 @@ bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
 }
 
 void PartitionTask::restart(uint64_t restore_ticket) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   active_.store(false);
   detector_.reset();
   store_.reset();
@@ -67,42 +67,40 @@ void PartitionTask::restart(uint64_t restore_ticket) {
 }
 
 PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
-  if (!active_.load() || record.offset < next_offset_) return Processed::kSkipped;
+  if (!active_.load()) return Processed::kSkipped;
   // Whatever the value holds: a misrouted record is processed here all the same (docs/rule.md §9).
   const detectors::KeyRouting routing = routeOf(record);
   const bool misrouted = routing.routing == detectors::Routing::kMisrouted;
-  if (!record.value) {
-    // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
-    context_.interval.tally.outcomes.countRejected(detectors::RejectReason::kInvalidJson);
-    reject(record, detectors::RejectReason::kInvalidJson);
-    {
-      std::lock_guard lock(mu_);
-      next_offset_ = record.offset + 1;
-      misrouted_ += misrouted ? 1 : 0;
-      dirty_ = true;
-    }
-    if (misrouted) countMisrouted(record, routing.key_partition);
-    return Processed::kDone;
-  }
   alert_json_.clear();
   detectors::RecordOutcome outcome;
   std::optional<int64_t> stream_time_before;
   {
-    // One lock per record: the detector's step and the position it reaches.
-    std::lock_guard lock(mu_);
-    stream_time_before = detector_->streamTime();
-    try {
-      outcome =
-          context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
-    } catch (const detectors::CardStoreError&) {
-      // The card store could not read the local state (detectors/card_store.h): what this
-      // record did is unknown, so nothing since the last commit may commit. Only the store's
-      // failure is caught: a failed send or allocation below is not a store failure.
-      return Processed::kStoreFailed;
+    // One lock per record: the position it is at, the detector's step and the position it
+    // reaches.
+    base::MutexLock lock(mu_);
+    if (record.offset < next_offset_) return Processed::kSkipped;
+    if (record.value) {
+      stream_time_before = detector_->streamTime();
+      try {
+        outcome =
+            context_.pipeline.process(*record.value, record.timestamp_ms, *detector_, alert_json_);
+      } catch (const detectors::CardStoreError&) {
+        // The card store could not read the local state (detectors/card_store.h): what this
+        // record did is unknown, so nothing since the last commit may commit. Only the store's
+        // failure is caught: a failed send or allocation below is not a store failure.
+        return Processed::kStoreFailed;
+      }
     }
     next_offset_ = record.offset + 1;
     misrouted_ += misrouted ? 1 : 0;
     dirty_ = true;
+  }
+  if (!record.value) {
+    // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
+    context_.interval.tally.outcomes.countRejected(detectors::RejectReason::kInvalidJson);
+    reject(record, detectors::RejectReason::kInvalidJson);
+    if (misrouted) countMisrouted(record, routing.key_partition);
+    return Processed::kDone;
   }
   if (misrouted) countMisrouted(record, routing.key_partition);
   context_.interval.tally.outcomes.count(outcome);
@@ -196,8 +194,9 @@ void PartitionTask::reject(const InputRecord& record, detectors::RejectReason re
 
 std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
                                                         const std::string& changelog_topic) {
-  if (!active_.load() || !dirty_) return std::nullopt;
-  std::lock_guard lock(mu_);
+  if (!active_.load()) return std::nullopt;
+  base::MutexLock lock(mu_);
+  if (!dirty_) return std::nullopt;
   for (const auto& change : store_->takeCommitChanges()) {
     output.send(changelog_topic, partition_, change.card_ref.raw(),
                 change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt,
@@ -212,8 +211,9 @@ std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
 }
 
 void PartitionTask::markCommitted(std::optional<int64_t> checkpoint_record_offset) {
-  if (!in_flight_ || !active_.load()) return;
-  std::lock_guard lock(mu_);
+  if (!active_.load()) return;
+  base::MutexLock lock(mu_);
+  if (!in_flight_) return;
   committed_ = *std::exchange(in_flight_, std::nullopt);
   misrouted_committed_ = misrouted_in_flight_;
   committed_.changelog_next_offset =
@@ -226,7 +226,7 @@ void PartitionTask::markCommitted(std::optional<int64_t> checkpoint_record_offse
 PartitionTask::Rewound PartitionTask::rewind() {
   // A restoring task is on its way to the committed state anyway.
   if (!active_.load()) return Rewound::kDone;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   dirty_ = false;
   in_flight_.reset();
   misrouted_ = misrouted_committed_;  // the records since are processed (and counted) again
@@ -244,21 +244,46 @@ PartitionTask::Rewound PartitionTask::rewind() {
 
 std::optional<std::string> PartitionTask::handOffCommitted() {
   if (!active_.load()) return std::nullopt;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   store_->handOff();
   return store_->writeError();
 }
 
 std::optional<std::string> PartitionTask::persist() {
   if (!active_.load()) return std::nullopt;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return store_->writeCommitted();
+}
+
+uint64_t PartitionTask::restoreTicket() const {
+  base::MutexLock lock(mu_);
+  return restore_ticket_;
+}
+
+int64_t PartitionTask::nextOffset() const {
+  base::MutexLock lock(mu_);
+  return next_offset_;
+}
+
+bool PartitionTask::dirty() const {
+  base::MutexLock lock(mu_);
+  return dirty_;
+}
+
+state::PartitionCheckpoint PartitionTask::committed() const {
+  base::MutexLock lock(mu_);
+  return committed_;
+}
+
+std::optional<state::PartitionCheckpoint> PartitionTask::inFlight() const {
+  base::MutexLock lock(mu_);
+  return in_flight_;
 }
 
 TaskStatus PartitionTask::status(double now_s) const {
   TaskStatus ts;
   ts.partition = partition_;
-  std::lock_guard lock(mu_);  // one activation's figures, all of them
+  base::MutexLock lock(mu_);  // one activation's figures, all of them
   ts.restored_records = restored_records_.load();
   if (!active_.load()) {
     ts.restore_progress = restore_progress_.load();
@@ -285,7 +310,7 @@ HeldCard PartitionTask::lookup(const detectors::CardRef& card_ref) const {
   for (;;) {
     Peek peek;
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       peek = peekLocked(card_ref, copy, /*read_through=*/true);
     }
     if (peek.kind != Peek::Kind::kTooLarge) return heldCard(peek, copy);
@@ -295,10 +320,16 @@ HeldCard PartitionTask::lookup(const detectors::CardRef& card_ref) const {
 
 std::optional<HeldCard> PartitionTask::tryLookupCached(const detectors::CardRef& card_ref,
                                                        state::CardStateCopy& copy) const {
-  std::unique_lock lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return std::nullopt;
-  const Peek peek = peekLocked(card_ref, copy, /*read_through=*/false);
-  lock.unlock();
+  // try_lock on the Mutex itself: a MutexLock always waits.
+  if (!mu_.try_lock()) return std::nullopt;
+  Peek peek;
+  try {
+    peek = peekLocked(card_ref, copy, /*read_through=*/false);
+  } catch (...) {
+    mu_.unlock();
+    throw;
+  }
+  mu_.unlock();
   if (peek.kind == Peek::Kind::kNotCached || peek.kind == Peek::Kind::kTooLarge) {
     return std::nullopt;
   }
@@ -342,7 +373,7 @@ HeldCard PartitionTask::heldCard(const Peek& peek, const state::CardStateCopy& c
 }
 
 uint64_t PartitionTask::cardCount() const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return active_.load() ? store_->cardCount() : 0;
 }
 

@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "detectors/base/mutex.h"
 #include "detectors/card_ref.h"
 #include "detectors/card_state.h"
 #include "detectors/key_routing.h"
@@ -87,8 +87,9 @@ struct HeldCard {
 // names that restore) and active (consuming). A task starts restoring.
 //
 // Thread-safety: the ingest thread calls everything; status(), lookup(), tryLookupCached(), the
-// progress and watermark setters may be called from any thread. The ingest thread takes the
-// task's lock whenever it changes what those readers see, so a reader never meets a half-reset
+// progress and watermark setters may be called from any thread. What those readers see is
+// guarded by the task's lock (FRAUD_GUARDED_BY(mu_)), which the ingest thread takes to read it
+// too (once a record, and once a commit in the accessors), so a reader never meets a half-reset
 // task. The lookups copy the card under that lock into a state::CardStateCopy (no allocation)
 // and build the answer's CardState after releasing it.
 class PartitionTask {
@@ -102,11 +103,11 @@ class PartitionTask {
 
   [[nodiscard]] int32_t partition() const { return partition_; }
   [[nodiscard]] bool active() const { return active_.load(); }
-  [[nodiscard]] uint64_t restoreTicket() const { return restore_ticket_; }
-  [[nodiscard]] int64_t nextOffset() const { return next_offset_; }
+  [[nodiscard]] uint64_t restoreTicket() const FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] int64_t nextOffset() const FRAUD_EXCLUDES(mu_);
   // Processed records since the last prepareCommit().
-  [[nodiscard]] bool dirty() const { return dirty_; }
-  [[nodiscard]] const state::PartitionCheckpoint& committed() const { return committed_; }
+  [[nodiscard]] bool dirty() const FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] state::PartitionCheckpoint committed() const FRAUD_EXCLUDES(mu_);
 
   // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state.
   // False (and still restoring) when the store cannot be read: rebuild the partition.
@@ -133,7 +134,7 @@ class PartitionTask {
   // rewound or restarted since it prepared one: that commit no longer describes its state).
   void markCommitted(std::optional<int64_t> checkpoint_record_offset = std::nullopt);
   // The checkpoint of the commit prepared and not yet marked committed, if any.
-  [[nodiscard]] std::optional<state::PartitionCheckpoint> inFlight() const { return in_flight_; }
+  [[nodiscard]] std::optional<state::PartitionCheckpoint> inFlight() const FRAUD_EXCLUDES(mu_);
   // State, stream time and position back to the last committed checkpoint (waiting for its
   // background writes). kDone: done locally (seek the input to nextOffset()); kRestore: the
   // disk could not take the committed state (restart() and restore from the changelog);
@@ -178,7 +179,7 @@ class PartitionTask {
   };
   // Under mu_. Allocates nothing but what a read through the cache (`read_through`) allocates.
   [[nodiscard]] Peek peekLocked(const detectors::CardRef& card_ref, state::CardStateCopy& copy,
-                                bool read_through) const;
+                                bool read_through) const FRAUD_REQUIRES(mu_);
   // After the lock: the answer for a peek of kFound, kNotFound or kRestoring.
   [[nodiscard]] static HeldCard heldCard(const Peek& peek, const state::CardStateCopy& copy);
 
@@ -187,24 +188,25 @@ class PartitionTask {
   const std::string source_partition_;  // decimal, for dead-letter headers
   std::string alert_json_;              // reused for every alert
 
-  // Written by the ingest thread under mu_; read by it without, by others under mu_.
-  mutable std::mutex mu_;
-  std::atomic<bool> active_{false};
-  std::unique_ptr<state::LiveCardStore> store_;
-  std::unique_ptr<detectors::PartitionDetector> detector_;
-  int64_t next_offset_ = -1;
-  uint64_t restore_ticket_;
+  mutable base::Mutex mu_;
+  std::atomic<bool> active_{false};  // written under mu_ too, with the members it makes valid
+  std::unique_ptr<state::LiveCardStore> store_ FRAUD_GUARDED_BY(mu_);
+  std::unique_ptr<detectors::PartitionDetector> detector_ FRAUD_GUARDED_BY(mu_);
+  int64_t next_offset_ FRAUD_GUARDED_BY(mu_) = -1;
+  uint64_t restore_ticket_ FRAUD_GUARDED_BY(mu_);
   // A task's checkpoints, in the order a commit moves them: prepared (in flight), committed,
   // handed to the disk. The commit coordinator keeps none of its own.
-  std::optional<state::PartitionCheckpoint> in_flight_;  // prepared, its commit not through
-  state::PartitionCheckpoint committed_;  // what the last committed transaction covered
-  state::PartitionCheckpoint persisted_;  // the last checkpoint given to the store's disk
-  bool dirty_ = false;
+  // Prepared, its commit not through.
+  std::optional<state::PartitionCheckpoint> in_flight_ FRAUD_GUARDED_BY(mu_);
+  // What the last committed transaction covered.
+  state::PartitionCheckpoint committed_ FRAUD_GUARDED_BY(mu_);
+  state::PartitionCheckpoint persisted_ FRAUD_GUARDED_BY(mu_);  // the last one given to disk
+  bool dirty_ FRAUD_GUARDED_BY(mu_) = false;
   // Misrouted records processed, as the checkpoints above: processed (status()), in the commit
   // in flight, committed (what a rewind goes back to).
-  uint64_t misrouted_ = 0;
-  uint64_t misrouted_in_flight_ = 0;
-  uint64_t misrouted_committed_ = 0;
+  uint64_t misrouted_ FRAUD_GUARDED_BY(mu_) = 0;
+  uint64_t misrouted_in_flight_ FRAUD_GUARDED_BY(mu_) = 0;
+  uint64_t misrouted_committed_ FRAUD_GUARDED_BY(mu_) = 0;
   // The ingest thread's own: the last misrouted-record log line, and the records since.
   std::optional<int64_t> misrouted_logged_ms_;
   uint64_t misrouted_unlogged_ = 0;

@@ -34,7 +34,7 @@ void RebalanceListener::onAssigned(const std::vector<int32_t>& partitions) {
   // Nothing is consumed until the partition's state is restored (activateRestored()).
   tasks_.assign(partitions);
   query_.setJoined(true);
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
   spdlog::info("assigned {} partition(s); restoring their state", partitions.size());
 }
 
@@ -65,7 +65,7 @@ void RebalanceListener::onRevoked(const std::vector<int32_t>& partitions) {
   } else {
     consumer_.assign({});
   }
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
   spdlog::info("{} {} partition(s)", lost ? "lost" : "revoked", partitions.size());
 }
 
@@ -82,12 +82,12 @@ void RebalanceListener::reopen(const std::vector<int32_t>& partitions) {
     markRestoring(partitions);
     tasks_.assign(partitions);
   }
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
 }
 
 bool RebalanceListener::rejoin() {
   query_.setJoined(false);
-  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.tasks().size()));
+  metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
   return consumer_.rejoin();
 }
 

@@ -23,7 +23,7 @@ void RecentAlerts::add(int32_t partition, const detectors::Alert& alert,
   }
   entry.trigger_event_time_ms = alert.trigger_event_time;
   entry.detected_at_ms = detected_at_ms;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   if (keys_.contains(entry.idempotency_key)) return;
   keys_.insert(entry.idempotency_key);
   if (ring_.size() < capacity_) {
@@ -36,7 +36,7 @@ void RecentAlerts::add(int32_t partition, const detectors::Alert& alert,
 }
 
 std::vector<api::RecentAlert> RecentAlerts::newest(size_t limit) const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   std::vector<api::RecentAlert> out;
   const size_t n = std::min(limit, ring_.size());
   out.reserve(n);

@@ -2,13 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "api/service_view.h"
 #include "detectors/alert.h"
+#include "detectors/base/mutex.h"
 
 namespace fraud::service {
 
@@ -25,16 +25,16 @@ class RecentAlerts {
   explicit RecentAlerts(size_t capacity = kDefaultCapacity);
 
   void add(int32_t partition, const detectors::Alert& alert, const detectors::AlertKey& key,
-           int64_t detected_at_ms);
+           int64_t detected_at_ms) FRAUD_EXCLUDES(mu_);
   // Up to `limit` alerts, newest first.
-  [[nodiscard]] std::vector<api::RecentAlert> newest(size_t limit) const;
+  [[nodiscard]] std::vector<api::RecentAlert> newest(size_t limit) const FRAUD_EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::vector<api::RecentAlert> ring_;    // reserved to capacity_
-  std::unordered_set<std::string> keys_;  // idempotency keys in the ring
-  size_t capacity_;
-  size_t next_ = 0;  // where the next alert goes once the ring is full
+  mutable base::Mutex mu_;
+  std::vector<api::RecentAlert> ring_ FRAUD_GUARDED_BY(mu_);    // reserved to capacity_
+  std::unordered_set<std::string> keys_ FRAUD_GUARDED_BY(mu_);  // idempotency keys in the ring
+  const size_t capacity_;                  // set once by the constructor: read without the lock
+  size_t next_ FRAUD_GUARDED_BY(mu_) = 0;  // where the next alert goes once the ring is full
 };
 
 }  // namespace fraud::service

@@ -10,18 +10,19 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "api/http_server.h"
 #include "api/options.h"
 #include "api/router.h"
+#include "detectors/base/mutex.h"
 #include "service/cli/flag_names.h"
 #include "service/cli/logging.h"
 #include "service/embedded_kafka.h"
@@ -85,7 +86,7 @@ class StopSignals {
           sigaddset(&set, SIGINT);
           int signal = 0;
           if (sigwait(&set, &signal) != 0) return;
-          std::unique_lock lock(mu_);
+          base::MutexLock lock(mu_);
           if (done_) return;
           if (teardown_) {
             spdlog::debug("run ended; tearing down within {} ms", deadline.count());
@@ -94,7 +95,11 @@ class StopSignals {
             processor.requestStop();
           }
           // The extra second lets the processor report its own overrun first.
-          if (!cv_.wait_for(lock, deadline + std::chrono::seconds(1), [this] { return done_; })) {
+          const auto overrun =
+              std::chrono::steady_clock::now() + deadline + std::chrono::seconds(1);
+          bool in_time = true;
+          while (!done_ && in_time) in_time = lock.waitUntil(cv_, overrun);
+          if (!done_) {
             spdlog::critical("stop overran its deadline (--shutdown-timeout-ms); exiting now");
             spdlog::shutdown();
             _exit(1);
@@ -102,7 +107,7 @@ class StopSignals {
         }) {}
   ~StopSignals() {
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       done_ = true;
     }
     cv_.notify_all();
@@ -114,19 +119,19 @@ class StopSignals {
 
   // run() has returned: what is left of the stop must end within the deadline too (counted
   // from the signal when one came, else from now).
-  void armTeardown() {
+  void armTeardown() FRAUD_EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      base::MutexLock lock(mu_);
       teardown_ = true;
     }
     pthread_kill(thread_.native_handle(), SIGTERM);  // releases sigwait if still waiting
   }
 
  private:
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
-  bool done_ = false;
-  bool teardown_ = false;
+  bool done_ FRAUD_GUARDED_BY(mu_) = false;
+  bool teardown_ FRAUD_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

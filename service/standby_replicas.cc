@@ -54,7 +54,7 @@ void StandbyReplicas::tick(const std::vector<int32_t>& owned, Clock::time_point 
 
   std::vector<std::pair<int32_t, uint64_t>> round;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     for (auto it = copies_.begin(); it != copies_.end();) {
       if (placed.count(it->first) > 0) {
         ++it;
@@ -80,7 +80,7 @@ void StandbyReplicas::tick(const std::vector<int32_t>& owned, Clock::time_point 
 void StandbyReplicas::takeCompleted(Clock::time_point now) {
   std::vector<RestoreResult> results = restorer_.takeCompleted();
   if (results.empty()) return;
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   for (const RestoreResult& result : results) {
     const auto it = copies_.find(result.partition);
     if (it == copies_.end() || it->second.ticket != result.ticket) continue;  // released since
@@ -101,7 +101,7 @@ void StandbyReplicas::takeCompleted(Clock::time_point now) {
 }
 
 void StandbyReplicas::release(const std::vector<int32_t>& partitions) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   for (const int32_t p : partitions) {
     restorer_.cancel(p);
     if (copies_.erase(p) > 0) dropped_.push_back(p);
@@ -109,7 +109,7 @@ void StandbyReplicas::release(const std::vector<int32_t>& partitions) {
 }
 
 std::vector<StandbyStatus> StandbyReplicas::statuses(Clock::time_point now) const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   std::vector<StandbyStatus> result;
   result.reserve(copies_.size());
   for (const auto& [p, copy] : copies_) {
@@ -124,7 +124,7 @@ std::vector<StandbyStatus> StandbyReplicas::statuses(Clock::time_point now) cons
 }
 
 std::vector<int32_t> StandbyReplicas::takeDropped() {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return std::exchange(dropped_, {});
 }
 

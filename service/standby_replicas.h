@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/restore_queue.h"
 
 namespace fraud::service {
@@ -58,18 +58,20 @@ class StandbyReplicas {
 
   // Takes finished catch-ups and, when a round is due, starts the next one for every placed
   // partition that is not `owned` here and not still catching up.
-  void tick(const std::vector<int32_t>& owned, Clock::time_point now = Clock::now());
+  void tick(const std::vector<int32_t>& owned, Clock::time_point now = Clock::now())
+      FRAUD_EXCLUDES(mu_);
   // These partitions are assigned here now: no copy of them is written any more.
-  void release(const std::vector<int32_t>& partitions);
+  void release(const std::vector<int32_t>& partitions) FRAUD_EXCLUDES(mu_);
 
-  [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const;
+  [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const
+      FRAUD_EXCLUDES(mu_);
   // Whether every other member keeps a copy of each of these partitions (owned here): the owner
   // map names at least one member besides this one, and no more than `replicas`. Whichever of
   // them the assignor hands a partition to catches its copy up every interval, so the partition
   // restores only a short tail there.
   [[nodiscard]] bool copiedElsewhere(const std::vector<int32_t>& owned) const;
   // Partitions that stopped being copies since the last call (their gauges go).
-  [[nodiscard]] std::vector<int32_t> takeDropped();
+  [[nodiscard]] std::vector<int32_t> takeDropped() FRAUD_EXCLUDES(mu_);
   // Changelog records the catch-ups found malformed since the last call (their cards dropped,
   // as a restore does).
   [[nodiscard]] uint64_t takeMalformedChangelogRecords() { return std::exchange(malformed_, 0); }
@@ -81,18 +83,19 @@ class StandbyReplicas {
     bool running = false;
     uint64_t ticket = 0;
   };
-  void takeCompleted(Clock::time_point now);
+  void takeCompleted(Clock::time_point now) FRAUD_EXCLUDES(mu_);
 
   Options options_;
   RestoreQueue& restorer_;
   std::function<std::map<int32_t, std::string>()> owners_;
+  // The ingest thread's alone (tick() and takeMalformedChangelogRecords()): not under mu_.
   std::optional<Clock::time_point> last_round_;
   uint64_t next_ticket_ = 1;
   uint64_t malformed_ = 0;
 
-  mutable std::mutex mu_;  // copies_ and dropped_: written on the ingest thread, read anywhere
-  std::map<int32_t, Copy> copies_;
-  std::vector<int32_t> dropped_;
+  mutable base::Mutex mu_;  // written on the ingest thread, read anywhere
+  std::map<int32_t, Copy> copies_ FRAUD_GUARDED_BY(mu_);
+  std::vector<int32_t> dropped_ FRAUD_GUARDED_BY(mu_);
 };
 
 }  // namespace fraud::service

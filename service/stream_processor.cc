@@ -95,9 +95,6 @@ std::optional<std::string> StreamProcessor::startOutputs(
   output_ = std::make_unique<TransactionalOutput>(producer_->get(), [this] {
     return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer_.get()));
   });
-  if (const char* hold = std::getenv("FRAUD_TEST_HOLD_COMMIT_FILE"); hold != nullptr && *hold) {
-    output_->holdCommitsForTesting(hold);
-  }
   prometheus::Histogram* checkpoint_write = &metrics_.checkpoint_write;
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
   if (config_.alert_delivery != AlertDelivery::kImmediate) {

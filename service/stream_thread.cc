@@ -273,33 +273,36 @@ void StreamThread::handOverToStandbys(Clock::time_point deadline) {
 void StreamThread::refreshGauges() {
   last_gauges_ = Clock::now();
   const double now_s = wallClockSeconds();
-  for (const auto& [p, task] : tasks_.tasks()) {
-    const std::string label = std::to_string(p);
-    if (!task->active()) {
-      if (const auto progress = restorer_.progress(p)) {
-        task->setRestoreProgress(*progress);
-        metrics_.restore_progress.Add({{"partition", label}}).Set(*progress);
+  tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
+    for (const auto& [p, task] : tasks) {
+      const std::string label = std::to_string(p);
+      if (!task->active()) {
+        if (const auto progress = restorer_.progress(p)) {
+          task->setRestoreProgress(*progress);
+          metrics_.restore_progress.Add({{"partition", label}}).Set(*progress);
+        }
+        continue;
       }
-      continue;
+      int64_t low = 0;
+      int64_t high = 0;
+      if (rd_kafka_get_watermark_offsets(clients_.consumer, config_.input_topic.c_str(), p, &low,
+                                         &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high >= 0) {
+        task->setHighWatermark(high);
+      }
+      const auto status = task->status(now_s);
+      if (status.stream_time_ms) {
+        const double st = static_cast<double>(*status.stream_time_ms) / 1000.0;
+        metrics_.stream_time.Add({{"partition", label}}).Set(st);
+        metrics_.event_time_lag.Add({{"partition", label}}).Set(now_s - st);
+      }
+      if (status.offset_lag) {
+        metrics_.offset_lag.Add({{"partition", label}})
+            .Set(static_cast<double>(*status.offset_lag));
+      }
+      metrics_.state_cards.Add({{"partition", label}}).Set(static_cast<double>(status.cards));
     }
-    int64_t low = 0;
-    int64_t high = 0;
-    if (rd_kafka_get_watermark_offsets(clients_.consumer, config_.input_topic.c_str(), p, &low,
-                                       &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-        high >= 0) {
-      task->setHighWatermark(high);
-    }
-    const auto status = task->status(now_s);
-    if (status.stream_time_ms) {
-      const double st = static_cast<double>(*status.stream_time_ms) / 1000.0;
-      metrics_.stream_time.Add({{"partition", label}}).Set(st);
-      metrics_.event_time_lag.Add({{"partition", label}}).Set(now_s - st);
-    }
-    if (status.offset_lag) {
-      metrics_.offset_lag.Add({{"partition", label}}).Set(static_cast<double>(*status.offset_lag));
-    }
-    metrics_.state_cards.Add({{"partition", label}}).Set(static_cast<double>(status.cards));
-  }
+  });
   refreshStandbyGauges();
   metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
   metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));

@@ -13,11 +13,18 @@ TaskManager::TaskManager(const TaskContext& context, state::StateDb& db, InputCo
 TaskManager::~TaskManager() = default;
 
 PartitionTask* TaskManager::task(int32_t partition) const {
+  base::ReaderMutexLock lock(mu_);
   const auto it = tasks_.find(partition);
   return it == tasks_.end() ? nullptr : it->second.get();
 }
 
+size_t TaskManager::taskCount() const {
+  base::ReaderMutexLock lock(mu_);
+  return tasks_.size();
+}
+
 std::vector<int32_t> TaskManager::partitions() const {
+  base::ReaderMutexLock lock(mu_);
   std::vector<int32_t> result;
   result.reserve(tasks_.size());
   for (const auto& [p, task] : tasks_) result.push_back(p);
@@ -42,7 +49,7 @@ void TaskManager::restoreUnder(const std::vector<int32_t>& partitions) {
 void TaskManager::assign(const std::vector<int32_t>& partitions) {
   if (standbys_ != nullptr) standbys_->release(partitions);
   {
-    std::unique_lock lock(mu_);
+    base::WriterMutexLock lock(mu_);
     for (const int32_t p : partitions) {
       // A partition assigned again without a revocation between (eager protocol) starts anew.
       restorer_.cancel(p);
@@ -53,7 +60,7 @@ void TaskManager::assign(const std::vector<int32_t>& partitions) {
 }
 
 void TaskManager::remove(const std::vector<int32_t>& partitions) {
-  std::unique_lock lock(mu_);
+  base::WriterMutexLock lock(mu_);
   for (const int32_t p : partitions) {
     restorer_.cancel(p);
     waiting_for_offset_.erase(p);
@@ -138,23 +145,27 @@ void TaskManager::rewindAll() {
   ++rewind_epoch_;
   std::vector<int32_t> restores;
   std::vector<int32_t> rebuilds;
-  for (auto& [p, t] : tasks_) {
-    if (!t->active()) continue;
-    switch (t->rewind()) {
-      case PartitionTask::Rewound::kDone:
-        if (!input_.seek(p, t->nextOffset())) {
-          spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
-                        t->nextOffset());
+  {
+    // The reader's lock: other readers go on; only this thread changes the map.
+    base::ReaderMutexLock lock(mu_);
+    for (auto& [p, t] : tasks_) {
+      if (!t->active()) continue;
+      switch (t->rewind()) {
+        case PartitionTask::Rewound::kDone:
+          if (!input_.seek(p, t->nextOffset())) {
+            spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
+                          t->nextOffset());
+            restores.push_back(p);
+          }
+          break;
+        case PartitionTask::Rewound::kRestore:
           restores.push_back(p);
-        }
-        break;
-      case PartitionTask::Rewound::kRestore:
-        restores.push_back(p);
-        break;
-      case PartitionTask::Rewound::kRebuild:
-        spdlog::error("partition {}: local state unreadable; rebuilding from the changelog", p);
-        rebuilds.push_back(p);
-        break;
+          break;
+        case PartitionTask::Rewound::kRebuild:
+          spdlog::error("partition {}: local state unreadable; rebuilding from the changelog", p);
+          rebuilds.push_back(p);
+          break;
+      }
     }
   }
   if (!restores.empty()) restoreUnder(restores);
@@ -180,14 +191,17 @@ void TaskManager::pauseAll() { input_.pause(partitions()); }
 void TaskManager::resumeAll() {
   ++rewind_epoch_;
   std::vector<int32_t> restores;
-  for (auto& [p, t] : tasks_) {
-    if (!t->active()) continue;  // resumed when its restore completes
-    if (!input_.seek(p, t->nextOffset())) {
-      spdlog::error("partition {}: cannot seek to offset {}; restoring it", p, t->nextOffset());
-      restores.push_back(p);
-      continue;
+  {
+    base::ReaderMutexLock lock(mu_);
+    for (auto& [p, t] : tasks_) {
+      if (!t->active()) continue;  // resumed when its restore completes
+      if (!input_.seek(p, t->nextOffset())) {
+        spdlog::error("partition {}: cannot seek to offset {}; restoring it", p, t->nextOffset());
+        restores.push_back(p);
+        continue;
+      }
+      input_.resume(p);
     }
-    input_.resume(p);
   }
   if (!restores.empty()) restoreUnder(restores);
 }

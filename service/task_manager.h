@@ -3,13 +3,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/partition_task.h"
 #include "service/restore_queue.h"
 #include "service/standby_replicas.h"
@@ -44,10 +43,13 @@ class InputControl {
 // abandoned, never reported; RestoreQueue::enqueue).
 //
 // Thread-safety: the ingest thread (which also runs the rebalance callbacks) calls everything
-// but withTasks(); withTasks() may be called from any thread. The map changes only under the
-// unique lock; the ingest thread reads it without locking, other threads under the shared lock.
+// but withTasks() and tryWithTasks(), which may be called from any thread. The map is guarded
+// by mu_: it changes only under the writer's lock, and every read (the ingest thread's too)
+// holds the reader's. Lock order: this lock, then a task's.
 class TaskManager {
  public:
+  using Tasks = std::map<int32_t, std::unique_ptr<PartitionTask>>;
+
   TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
               RestoreQueue& restorer);
   ~TaskManager();
@@ -83,12 +85,10 @@ class TaskManager {
   void pauseAll();
   void resumeAll();
 
-  [[nodiscard]] PartitionTask* task(int32_t partition) const;
-  // Ingest thread only.
-  [[nodiscard]] const std::map<int32_t, std::unique_ptr<PartitionTask>>& tasks() const {
-    return tasks_;
-  }
-  [[nodiscard]] std::vector<int32_t> partitions() const;
+  // The task of `partition`, or nullptr. Valid on the ingest thread until it removes the task.
+  [[nodiscard]] PartitionTask* task(int32_t partition) const FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] size_t taskCount() const FRAUD_EXCLUDES(mu_);
+  [[nodiscard]] std::vector<int32_t> partitions() const FRAUD_EXCLUDES(mu_);
   // Changes whenever positions move back: records fetched before then must not be processed.
   [[nodiscard]] uint64_t rewindEpoch() const { return rewind_epoch_; }
   // Changelog records the restores found malformed since the last call.
@@ -97,21 +97,28 @@ class TaskManager {
   }
 
   // Any thread: `visit(const std::map<int32_t, std::unique_ptr<PartitionTask>>&)` under the
-  // shared lock. Tasks are only read through their thread-safe methods.
+  // reader's lock. Off the ingest thread, tasks are only read through their thread-safe
+  // methods; `visit` must not assign or remove tasks (the lock is not reentrant).
   template <typename Visit>
-  auto withTasks(Visit&& visit) const {
-    std::shared_lock lock(mu_);
+  auto withTasks(Visit&& visit) const FRAUD_EXCLUDES(mu_) {
+    base::ReaderMutexLock lock(mu_);
     return visit(tasks_);
   }
   // The same without waiting, for a `visit` that returns a std::optional: nothing when the
-  // map is being changed (its unique lock is held, e.g. while a revoked task's store finishes
-  // its writes to disk).
+  // map is being changed (the writer's lock is held, e.g. while a revoked task's store
+  // finishes its writes to disk).
   template <typename Visit>
-  auto tryWithTasks(Visit&& visit) const {
-    using Result = std::invoke_result_t<Visit&, const decltype(tasks_)&>;
-    std::shared_lock lock(mu_, std::try_to_lock);
-    if (!lock.owns_lock()) return Result{};
-    return visit(tasks_);
+  auto tryWithTasks(Visit&& visit) const FRAUD_EXCLUDES(mu_) {
+    using Result = std::invoke_result_t<Visit&, const Tasks&>;
+    if (!mu_.try_lock_shared()) return Result{};
+    try {
+      Result result = visit(tasks_);
+      mu_.unlock_shared();
+      return result;
+    } catch (...) {
+      mu_.unlock_shared();
+      throw;
+    }
   }
 
  private:
@@ -125,8 +132,9 @@ class TaskManager {
   RestoreQueue& restorer_;
   StandbyReplicas* standbys_ = nullptr;
 
-  mutable std::shared_mutex mu_;
-  std::map<int32_t, std::unique_ptr<PartitionTask>> tasks_;
+  mutable base::SharedMutex mu_;
+  Tasks tasks_ FRAUD_GUARDED_BY(mu_);
+  // The ingest thread's own, as the members below.
   std::map<int32_t, RestoreResult> waiting_for_offset_;
   uint64_t next_ticket_ = 1;
   uint64_t rewind_epoch_ = 0;

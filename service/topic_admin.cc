@@ -75,7 +75,7 @@ TopicAdmin::TopicAdmin(rd_kafka_t* client, const ServiceConfig& config)
 
 TopicAdmin::~TopicAdmin() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -159,26 +159,29 @@ std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
 void TopicAdmin::startOwnerRefresh(std::chrono::milliseconds every) {
   refresher_ = std::thread([this, every] {
     pthread_setname_np(pthread_self(), "fd-owners");
-    std::unique_lock lock(mu_);
+    base::MutexLock lock(mu_);
     while (!stopping_) {
       lock.unlock();
       auto owners = describeOwners();
       lock.lock();
       if (owners) owners_ = std::move(*owners);
-      wake_.wait_for(lock, every, [this] { return stopping_; });
+      // The next refresh after `every`, or stop sooner.
+      const auto next = std::chrono::steady_clock::now() + every;
+      bool before_next = true;
+      while (!stopping_ && before_next) before_next = lock.waitUntil(wake_, next);
     }
   });
 }
 
 std::optional<std::string> TopicAdmin::ownerOf(int32_t partition) const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   const auto it = owners_.find(partition);
   if (it == owners_.end()) return std::nullopt;
   return it->second;
 }
 
 std::map<int32_t, std::string> TopicAdmin::owners() const {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   return owners_;
 }
 

@@ -5,12 +5,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/config.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
@@ -54,9 +54,9 @@ class TopicAdmin {
 
   void startOwnerRefresh(std::chrono::milliseconds every);
   // The client id of the member that owned `partition` at the last refresh.
-  [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const;
+  [[nodiscard]] std::optional<std::string> ownerOf(int32_t partition) const FRAUD_EXCLUDES(mu_);
   // Every partition's owner at the last refresh (partitions without one are missing).
-  [[nodiscard]] std::map<int32_t, std::string> owners() const;
+  [[nodiscard]] std::map<int32_t, std::string> owners() const FRAUD_EXCLUDES(mu_);
 
  private:
   [[nodiscard]] std::optional<std::string> ensureChangelogTopic();
@@ -66,12 +66,12 @@ class TopicAdmin {
 
   rd_kafka_t* client_;
   const ServiceConfig& config_;
-  int32_t input_partitions_ = 0;
+  int32_t input_partitions_ = 0;  // written by checkTopics() only, before other threads read it
 
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::condition_variable wake_;
-  bool stopping_ = false;
-  std::map<int32_t, std::string> owners_;
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
+  std::map<int32_t, std::string> owners_ FRAUD_GUARDED_BY(mu_);
   std::thread refresher_;
 };
 

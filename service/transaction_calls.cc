@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "detectors/base/sync_point.h"
 #include "service/kafka/client.h"
 
 namespace fraud::service {
@@ -31,8 +32,7 @@ std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_str
 
 TransactionResult commitTransaction(rd_kafka_t* producer,
                                     const rd_kafka_topic_partition_list_t* offsets,
-                                    const rd_kafka_consumer_group_metadata_t* group,
-                                    const std::function<void()>& between_records_and_offsets) {
+                                    const rd_kafka_consumer_group_metadata_t* group) {
   // librdkafka's contract for transactional calls: a retriable error may be retried as it is
   // (the coordinator moved: "not coordinator"), one that requires an abort is aborted, a fatal
   // one ends the producer. Aborting on a retriable error instead races the coordinator's
@@ -51,7 +51,7 @@ TransactionResult commitTransaction(rd_kafka_t* producer,
                  patient ? "still waiting" : "aborting");
     if (!patient) return TransactionResult::kAborted;
   }
-  if (between_records_and_offsets) between_records_and_offsets();
+  FRAUD_SYNC_POINT(kRecordsFlushedSyncPoint);
   while (offsets != nullptr && offsets->cnt > 0) {
     kafka::KafkaError e(
         rd_kafka_send_offsets_to_transaction(producer, offsets, group, kOffsetsTimeoutMs));

@@ -2,7 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include <functional>
+#include <string_view>
 
 #include "service/transaction_sink.h"
 
@@ -16,15 +16,18 @@ namespace fraud::service {
 //
 // Thread-safety: one caller at a time per producer (librdkafka's rule for transactional calls).
 
+// The sync point (detectors/base/sync_point.h) between a commit's two phases: its records are
+// on the broker, its offsets not yet sent. The live kill test holds a commit there.
+inline constexpr std::string_view kRecordsFlushedSyncPoint = "commitTransaction:RecordsFlushed";
+
 // Commits the open transaction: flushes its records (waiting for a partition leader that is
-// away, up to well inside transaction.timeout.ms), calls `between_records_and_offsets` (a test
-// hook; may be empty), sends `offsets` with `group` (none when `offsets` is null or empty), and
-// commits. kAborted when the transaction must be aborted (the caller aborts it:
-// abortTransaction()), kFatal when the producer failed for good.
-[[nodiscard]] TransactionResult commitTransaction(
-    rd_kafka_t* producer, const rd_kafka_topic_partition_list_t* offsets,
-    const rd_kafka_consumer_group_metadata_t* group,
-    const std::function<void()>& between_records_and_offsets);
+// away, up to well inside transaction.timeout.ms), passes kRecordsFlushedSyncPoint, sends
+// `offsets` with `group` (none when `offsets` is null or empty), and commits. kAborted when the
+// transaction must be aborted (the caller aborts it: abortTransaction()), kFatal when the
+// producer failed for good.
+[[nodiscard]] TransactionResult commitTransaction(rd_kafka_t* producer,
+                                                  const rd_kafka_topic_partition_list_t* offsets,
+                                                  const rd_kafka_consumer_group_metadata_t* group);
 
 // Aborts the open transaction, retrying what librdkafka says may be retried: kAborted, or kFatal
 // when the producer failed for good.

@@ -102,7 +102,7 @@ TransactionFencer::TransactionFencer(
 
 TransactionFencer::~TransactionFencer() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -112,25 +112,25 @@ TransactionFencer::~TransactionFencer() {
 void TransactionFencer::fenceOwnersOf(const std::vector<int32_t>& partitions) {
   if (partitions.empty()) return;
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     queue_.insert(queue_.end(), partitions.begin(), partitions.end());
   }
   wake_.notify_all();
 }
 
 void TransactionFencer::waitIdle() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [this] { return stopping_ || (queue_.empty() && !busy_); });
+  base::MutexLock lock(mu_);
+  while (!stopping_ && (!queue_.empty() || busy_)) lock.wait(idle_);
 }
 
 void TransactionFencer::loop() {
   while (true) {
     std::vector<int32_t> partitions;
     {
-      std::unique_lock lock(mu_);
+      base::MutexLock lock(mu_);
       busy_ = false;
       idle_.notify_all();
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) lock.wait(wake_);
       if (stopping_) return;
       partitions.assign(queue_.begin(), queue_.end());
       queue_.clear();

@@ -6,13 +6,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 
@@ -126,12 +126,12 @@ class TransactionFencer {
   TransactionFencer& operator=(const TransactionFencer&) = delete;
 
   // Fences the departed previous owners of these newly assigned partitions, in the background.
-  void fenceOwnersOf(const std::vector<int32_t>& partitions);
+  void fenceOwnersOf(const std::vector<int32_t>& partitions) FRAUD_EXCLUDES(mu_);
   // Every fencing asked for so far is done (tests).
-  void waitIdle();
+  void waitIdle() FRAUD_EXCLUDES(mu_);
 
  private:
-  void loop();
+  void loop() FRAUD_EXCLUDES(mu_);
   void fenceRound(const std::vector<int32_t>& partitions);
   // The fence of one departed owner, after a last look at the membership.
   [[nodiscard]] Result fenceIfStillAbsent(const std::string& instance_id);
@@ -141,12 +141,12 @@ class TransactionFencer {
   std::function<std::optional<std::string>(int32_t)> previous_owner_;
   Observer observer_;
 
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  bool stopping_ = false;
-  bool busy_ = false;
-  std::deque<int32_t> queue_;
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
+  bool busy_ FRAUD_GUARDED_BY(mu_) = false;
+  std::deque<int32_t> queue_ FRAUD_GUARDED_BY(mu_);
   std::thread thread_;  // started last
 };
 

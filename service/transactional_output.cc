@@ -3,10 +3,9 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "service/kafka/producer.h"
 #include "service/transaction_calls.h"
@@ -21,7 +20,60 @@ constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
+// A broken invariant of the lifecycle: fails fast in debug builds; logged in release, where the
+// service goes on (the transaction's outcome is still decided by the broker).
+void bug(std::string_view what) {
+  spdlog::critical("transactional output: bug: {}", what);
+  assert(false && "transactional output: illegal lifecycle step");
+}
+
 }  // namespace
+
+bool TransactionalOutput::isTransitionValid(State from, State to) {
+  using S = State;
+  if (from == to) return from != S::kCommitting && from != S::kOpen;
+  switch (from) {
+    case S::kIdle:
+      return to == S::kOpen || to == S::kDoomed || to == S::kRefused || to == S::kCommitting ||
+             to == S::kFatal;
+    case S::kOpen:
+      return to == S::kDoomed || to == S::kCommitting || to == S::kIdle || to == S::kFatal;
+    case S::kDoomed:
+      return to == S::kCommitting || to == S::kIdle || to == S::kFatal;
+    case S::kRefused:
+      return to == S::kDoomed || to == S::kCommitting || to == S::kIdle || to == S::kFatal;
+    case S::kCommitting:
+      return to == S::kIdle || to == S::kFatal;
+    case S::kFatal:
+      return to == S::kCommitting || to == S::kIdle;
+  }
+  return false;
+}
+
+std::string_view TransactionalOutput::stateName(State state) {
+  switch (state) {
+    case State::kIdle:
+      return "idle";
+    case State::kOpen:
+      return "open";
+    case State::kDoomed:
+      return "doomed";
+    case State::kRefused:
+      return "refused";
+    case State::kCommitting:
+      return "committing";
+    case State::kFatal:
+      return "fatal";
+  }
+  return "unknown";
+}
+
+void TransactionalOutput::moveTo(State next) {
+  if (!isTransitionValid(state_, next)) {
+    bug(fmt::format("no step from {} to {}", stateName(state_), stateName(next)));
+  }
+  state_ = next;
+}
 
 void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
   rd_kafka_conf_set_dr_msg_cb(conf, [](rd_kafka_t*, const rd_kafka_message_t* message, void*) {
@@ -36,7 +88,7 @@ void TransactionalOutput::installDeliveryReports(rd_kafka_conf_t* conf) {
     }
     if (message->_private != nullptr) {
       auto* ledger = static_cast<CheckpointLedger*>(message->_private);
-      std::lock_guard lock(ledger->mu);
+      base::MutexLock lock(ledger->mu);
       ledger->acknowledged[message->partition] = message->offset;
     }
   });
@@ -68,13 +120,12 @@ void TransactionalOutput::timeRecordsOf(const std::string& topic,
 }
 
 void TransactionalOutput::setCommitPrecondition(std::function<CommitReadiness()> precondition) {
-  std::lock_guard lock(mu_);
   precondition_ = std::move(precondition);
 }
 
 TransactionalOutput::~TransactionalOutput() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -87,25 +138,22 @@ TransactionalOutput::~TransactionalOutput() {
 }
 
 void TransactionalOutput::detachProducer() {
-  fatal_ = true;
+  if (state_ == State::kCommitting) bug("detachProducer() with a commit in flight");
+  moveTo(State::kFatal);
   if (producer_ != nullptr) {
     rd_kafka_purge(producer_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     rd_kafka_poll(producer_, 0);
   }
   (void)abort(/*outputs_failed=*/true);  // fatal: forgets the transaction, calls nothing
-  open_ = false;
-  std::lock_guard lock(mu_);
   producer_ = nullptr;
+  base::MutexLock lock(mu_);
   result_.reset();
   request_.reset();
 }
 
 void TransactionalOutput::attachProducer(rd_kafka_t* producer) {
-  {
-    std::lock_guard lock(mu_);
-    producer_ = producer;
-  }
-  fatal_ = false;
+  producer_ = producer;
+  moveTo(State::kIdle);
 }
 
 void TransactionalOutput::send(const std::string& topic, int32_t partition, std::string_view key,
@@ -122,9 +170,9 @@ void TransactionalOutput::sendCheckpoint(const std::string& topic, int32_t parti
 void TransactionalOutput::enqueue(const std::string& topic, int32_t partition, std::string_view key,
                                   std::optional<std::string_view> value,
                                   std::initializer_list<Header> headers, bool checkpoint) {
-  if (fatal_) return;
+  if (state_ == State::kFatal) return;
   const bool timed = timed_topic_ != nullptr && topic == *timed_topic_;
-  if (committing_) {
+  if (state_ == State::kCommitting) {
     if (timed) held_times_.push_back(std::chrono::steady_clock::now());
     HeldRecord& held = held_.emplace_back();
     held.topic = topic;
@@ -145,17 +193,22 @@ void TransactionalOutput::enqueue(const std::string& topic, int32_t partition, s
 }
 
 bool TransactionalOutput::beginIfClosed() {
-  if (open_) return true;
+  if (state_ == State::kOpen || state_ == State::kDoomed) return true;
   if (kafka::KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
     spdlog::error("begin transaction: {}", errorText(e.get()));
-    if (rd_kafka_error_is_fatal(e.get())) fatal_ = true;
-    // The previous transaction is still there in librdkafka, in error: the next commit aborts
-    // it (open_ makes it go to the committer).
-    if (rd_kafka_error_txn_requires_abort(e.get())) open_ = true;
-    lost_record_ = true;
+    if (rd_kafka_error_is_fatal(e.get())) {
+      moveTo(State::kFatal);
+    } else if (rd_kafka_error_txn_requires_abort(e.get())) {
+      // The previous transaction is still there in librdkafka, in error: the next commit
+      // aborts it.
+      moveTo(State::kDoomed);
+    } else {
+      moveTo(State::kRefused);
+    }
     return false;
   }
-  open_ = true;
+  // Begun after a refusal lost records: this transaction cannot commit either.
+  moveTo(state_ == State::kRefused ? State::kDoomed : State::kOpen);
   return true;
 }
 
@@ -168,13 +221,15 @@ void TransactionalOutput::produce(const char* topic, int32_t partition, std::str
       kafka::produceWaiting(producer_, {topic, partition, key, value, headers, report_to},
                             kQueueFullPatience, [this] { blocked_ = true; });
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
-  if (!lost_record_) spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
+  if (state_ != State::kDoomed) {
+    spdlog::error("cannot produce to {}: {}", topic, rd_kafka_err2str(err));
+  }
   blocked_ = true;
-  lost_record_ = true;  // the transaction cannot commit without it
+  moveTo(State::kDoomed);  // the transaction cannot commit without it
 }
 
 void TransactionalOutput::serveDeliveries() {
-  if (!committing_ && producer_ != nullptr) rd_kafka_poll(producer_, 0);
+  if (state_ != State::kCommitting && producer_ != nullptr) rd_kafka_poll(producer_, 0);
 }
 
 void TransactionalOutput::drain(int timeout_ms) {
@@ -188,7 +243,8 @@ void TransactionalOutput::discardQueued() {
 }
 
 void TransactionalOutput::startCommit(InputOffsets offsets) {
-  committing_ = true;
+  const State before = state_;
+  moveTo(State::kCommitting);
   commit_started_ = std::chrono::steady_clock::now();
   if (commit_wait_ != nullptr) {
     for (const TimePoint sent : open_times_) {
@@ -196,25 +252,33 @@ void TransactionalOutput::startCommit(InputOffsets offsets) {
     }
   }
   committing_times_ = std::exchange(open_times_, {});
-  std::lock_guard lock(mu_);
-  if (fatal_) {
-    result_ = Result::kFatal;
-  } else if (lost_record_ && !open_) {
-    result_ = Result::kAborted;  // nothing of it reached librdkafka: nothing to abort
-  } else if (lost_record_) {
-    // The transaction cannot commit without the lost record; the committer aborts it (and
-    // finishCommit() takes it as aborted there).
-    request_ = CommitRequest{nullptr, nullptr, /*abort_only=*/true};
-    wake_.notify_all();
-  } else if (!open_) {
-    result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
-  } else if (offsets.offsets.empty() || !group_) {
-    request_ = CommitRequest{nullptr, nullptr};
-    wake_.notify_all();
-  } else {
-    request_ = CommitRequest{partitionList(offsets), group_()};
-    wake_.notify_all();
+  base::MutexLock lock(mu_);
+  switch (before) {
+    case State::kFatal:
+      result_ = Result::kFatal;
+      return;
+    case State::kRefused:
+      result_ = Result::kAborted;  // nothing of it reached librdkafka: nothing to abort
+      return;
+    case State::kIdle:
+      result_ = Result::kCommitted;  // nothing was sent: an empty transaction commits nothing
+      return;
+    case State::kCommitting:
+      return;  // a bug, reported by moveTo(): the commit in flight goes on
+    case State::kDoomed:
+      // The transaction cannot commit without the lost record; the committer aborts it (and
+      // finishCommit() takes it as aborted there).
+      request_ = CommitRequest{producer_, nullptr, nullptr, /*abort_only=*/true, nullptr};
+      break;
+    case State::kOpen:
+      if (offsets.offsets.empty() || !group_) {
+        request_ = CommitRequest{producer_, nullptr, nullptr, false, precondition_};
+      } else {
+        request_ = CommitRequest{producer_, partitionList(offsets), group_(), false, precondition_};
+      }
+      break;
   }
+  wake_.notify_all();
 }
 
 void TransactionalOutput::committerLoop() {
@@ -222,84 +286,64 @@ void TransactionalOutput::committerLoop() {
   while (true) {
     CommitRequest request;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [this] { return stopping_ || request_.has_value(); });
+      base::MutexLock lock(mu_);
+      while (!stopping_ && !request_) lock.wait(wake_);
       if (!request_) return;  // stopping with nothing to commit
       request = std::move(*request_);
       request_.reset();
     }
     Result result = Result::kAborted;
-    const CommitReadiness ready = request.abort_only ? CommitReadiness::kRetry
-                                  : precondition_    ? precondition_()
-                                                     : CommitReadiness::kReady;
+    const CommitReadiness ready = request.abort_only     ? CommitReadiness::kRetry
+                                  : request.precondition ? request.precondition()
+                                                         : CommitReadiness::kReady;
     if (ready == CommitReadiness::kFatal) {
       result = Result::kFatal;
     } else if (ready == CommitReadiness::kReady) {
-      result = commitTransaction(producer_, request.offsets.get(), request.group.get(),
-                                 [this] { holdForTesting(); });
+      result = commitTransaction(request.producer, request.offsets.get(), request.group.get());
     }
     // The abort, too, is retried here rather than on the ingest thread, which goes on polling.
-    if (result == Result::kAborted) result = abortTransaction(producer_);
+    if (result == Result::kAborted) result = abortTransaction(request.producer);
     publish(result);
   }
 }
 
-void TransactionalOutput::holdCommitsForTesting(std::string path) {
-  std::lock_guard lock(mu_);
-  hold_path_ = std::move(path);
-}
-
-void TransactionalOutput::holdForTesting() {
-  std::string path;
-  {
-    std::lock_guard lock(mu_);
-    path = hold_path_;
-  }
-  if (path.empty() || !std::filesystem::exists(path)) return;
-  spdlog::warn("test hook: commit held after its records, before its offsets, while {} exists",
-               path);
-  std::ofstream(path + ".held") << "held\n";
-  while (std::filesystem::exists(path)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
 void TransactionalOutput::publish(Result result) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   result_ = result;
   done_.notify_all();
 }
 
 std::optional<FinishedCommit> TransactionalOutput::finishCommit(bool wait) {
-  if (!committing_) return std::nullopt;
+  if (state_ != State::kCommitting) return std::nullopt;
   FinishedCommit finished;
   {
-    std::unique_lock lock(mu_);
-    if (wait) done_.wait(lock, [this] { return result_.has_value(); });
+    base::MutexLock lock(mu_);
+    if (wait) {
+      while (!result_) lock.wait(done_);
+    }
     if (!result_) return std::nullopt;
     finished.result = *std::exchange(result_, std::nullopt);
   }
-  committing_ = false;
   if (finished.result == Result::kFatal) {
-    fatal_ = true;
+    moveTo(State::kFatal);
     held_.clear();
     held_bytes_ = 0;
     return finished;
   }
   if (finished.result == Result::kAborted) {
-    open_ = false;  // the committer aborted it
+    moveTo(State::kIdle);  // the committer aborted it (or nothing had begun)
     finished.result = abort(/*outputs_failed=*/true);
     return finished;
   }
   {
     // Every report of the committed transaction was served before the commit returned, and the
     // next transaction's records are produced only below.
-    std::lock_guard lock(ledger_.mu);
+    base::MutexLock lock(ledger_.mu);
     finished.checkpoint_offsets = std::exchange(ledger_.acknowledged, {});
   }
   finished.duration = std::chrono::steady_clock::now() - commit_started_;
   observeCommitted(finished.duration);
-  open_ = false;
+  moveTo(State::kIdle);
   blocked_ = false;
   sendHeld();
   return finished;
@@ -330,8 +374,9 @@ void TransactionalOutput::observeCommitted(std::chrono::duration<double> duratio
 }
 
 TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
+  if (state_ == State::kCommitting) bug("abort() with a commit in flight: finishCommit() first");
   {
-    std::lock_guard lock(ledger_.mu);
+    base::MutexLock lock(ledger_.mu);
     ledger_.acknowledged.clear();
   }
   open_times_.clear();
@@ -340,14 +385,22 @@ TransactionalOutput::Result TransactionalOutput::abort(bool outputs_failed) {
   blocked_ = blocked_ || outputs_failed;
   held_.clear();
   held_bytes_ = 0;
-  lost_record_ = false;
-  committing_ = false;
-  if (fatal_) return Result::kFatal;
-  if (!open_) return Result::kAborted;
-  open_ = false;
-  const Result result = abortTransaction(producer_);
-  if (result == Result::kFatal) fatal_ = true;
-  return result;
+  switch (state_) {
+    case State::kFatal:
+      return Result::kFatal;
+    case State::kOpen:
+    case State::kDoomed: {
+      const Result result = abortTransaction(producer_);
+      moveTo(result == Result::kFatal ? State::kFatal : State::kIdle);
+      return result;
+    }
+    case State::kIdle:
+    case State::kRefused:
+    case State::kCommitting:
+      moveTo(State::kIdle);
+      return Result::kAborted;
+  }
+  return Result::kAborted;
 }
 
 }  // namespace fraud::service

@@ -9,13 +9,13 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "detectors/base/mutex.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/transaction_sink.h"
@@ -36,9 +36,41 @@ namespace fraud::service {
 // failed producer, attachProducer() goes on with its replacement (ProducerRecovery).
 //
 // Thread-safety: every public method is for the ingest thread only; the committer thread is
-// internal.
+// internal. The two meet only in a commit's request and result, under mu_ (and the delivery
+// reports, in the checkpoint ledger under its own lock); the lifecycle below is the ingest
+// thread's alone.
+//
+// The lifecycle, one State checked at every step (moveTo(): an illegal step is a bug, fatal in
+// debug builds and logged in release):
+//
+//                  send(): begin ok
+//        kIdle ─────────────────────────► kOpen ──── a record lost ────► kDoomed
+//        │ ▲ ▲  begin refused:               │                             │
+//        │ │ │  kRefused (nothing open)      │ startCommit()               │ startCommit():
+//        │ │ │  or kDoomed (must abort)      ▼                             │ the committer
+//        │ │ └──────── committed ──────── kCommitting ◄────────────────────┘ only aborts
+//        │ │            or aborted         ▲  │ fatal
+//        │ │                               │  ▼
+//        │ └──── attachProducer() ────── kFatal ◄──── fatal, from any state but kCommitting
+//        │                                    startCommit() from kFatal ends it as fatal at once
+//        └── startCommit() with nothing sent: kCommitting, committed at once (kRefused: aborted)
+//
+// abort() takes kOpen, kDoomed and kRefused back to kIdle (kFatal stays). Records sent while
+// kCommitting are held, and go out in the next transaction once it is committed (kIdle, then
+// kOpen again).
 class TransactionalOutput final : public TransactionSink {
  public:
+  enum class State {
+    kIdle,        // no transaction: the next send begins one
+    kOpen,        // a transaction begun, every record sent so far in it
+    kDoomed,      // begun, a record lost: it can only abort
+    kRefused,     // the begin was refused, nothing open, records lost: the commit aborts
+    kCommitting,  // the committer has the transaction (or its result is ready)
+    kFatal,       // the producer failed for good: nothing is sent until attachProducer()
+  };
+  [[nodiscard]] static bool isTransitionValid(State from, State to);
+  [[nodiscard]] static std::string_view stateName(State state);
+
   using Header = RecordCollector::Header;
   using Result = TransactionResult;
   // The consumer group's metadata, sent with each transaction's input offsets (KIP-447).
@@ -64,10 +96,6 @@ class TransactionalOutput final : public TransactionSink {
   // kFatal ends it as fatal (the alerts' producer failed for good). Call before the first
   // send().
   void setCommitPrecondition(std::function<CommitReadiness()> precondition);
-  // Test hook (FRAUD_TEST_HOLD_COMMIT_FILE): while the file at `path` exists, a commit stops
-  // after its records are on the broker and before its offsets are sent (the first phase of a
-  // commit), having written `path`.held; a test then kills the process there.
-  void holdCommitsForTesting(std::string path);
   ~TransactionalOutput() override;
   TransactionalOutput(const TransactionalOutput&) = delete;
   TransactionalOutput& operator=(const TransactionalOutput&) = delete;
@@ -80,9 +108,10 @@ class TransactionalOutput final : public TransactionSink {
                       std::string_view value) override;
 
   [[nodiscard]] bool hasOpenWork() const override {
-    return open_ || !held_.empty() || lost_record_;
+    return state_ == State::kOpen || state_ == State::kDoomed || state_ == State::kRefused ||
+           !held_.empty();
   }
-  [[nodiscard]] bool committing() const override { return committing_; }
+  [[nodiscard]] bool committing() const override { return state_ == State::kCommitting; }
   [[nodiscard]] size_t heldBytes() const override { return held_bytes_; }
 
   // A transaction that cannot commit (a record was lost) is aborted instead, and
@@ -106,7 +135,8 @@ class TransactionalOutput final : public TransactionSink {
   void attachProducer(rd_kafka_t* producer);
 
   [[nodiscard]] bool blocked() const override { return blocked_; }
-  [[nodiscard]] bool fatal() const { return fatal_; }
+  [[nodiscard]] bool fatal() const { return state_ == State::kFatal; }
+  [[nodiscard]] State state() const { return state_; }
 
  private:
   struct HeldRecord {
@@ -121,15 +151,21 @@ class TransactionalOutput final : public TransactionSink {
   // reports): owned by the output, never by a task, so a report served late (after a fatal
   // error, once the tasks are gone) writes into live memory.
   struct CheckpointLedger {
-    std::mutex mu;
-    std::map<int32_t, int64_t> acknowledged;  // this transaction's, by changelog partition
+    base::Mutex mu;
+    // This transaction's, by changelog partition.
+    std::map<int32_t, int64_t> acknowledged FRAUD_GUARDED_BY(mu);
   };
+  // What the committer needs of one commit, handed over under mu_.
   struct CommitRequest {
+    rd_kafka_t* producer = nullptr;
     kafka::PartitionList offsets;
     kafka::GroupMetadata group;
     bool abort_only = false;  // a record was lost: the committer only aborts
+    std::function<CommitReadiness()> precondition;
   };
 
+  // The one place state_ changes; an illegal step is reported as a bug (and made all the same).
+  void moveTo(State next);
   [[nodiscard]] bool beginIfClosed();
   void enqueue(const std::string& topic, int32_t partition, std::string_view key,
                std::optional<std::string_view> value, std::initializer_list<Header> headers,
@@ -137,14 +173,15 @@ class TransactionalOutput final : public TransactionSink {
   void produce(const char* topic, int32_t partition, std::string_view key,
                std::optional<std::string_view> value, rd_kafka_headers_t* headers, bool checkpoint);
   void committerLoop();
-  void holdForTesting();
-  void publish(Result result);
+  void publish(Result result) FRAUD_EXCLUDES(mu_);
 
   using TimePoint = std::chrono::steady_clock::time_point;
   void observeCommitted(std::chrono::duration<double> duration);
   void sendHeld();
 
-  rd_kafka_t* producer_;  // written under mu_ (attachProducer()), with no commit in flight
+  // The ingest thread's own; the committer gets the producer and the precondition with each
+  // request.
+  rd_kafka_t* producer_;
   const std::string* timed_topic_ = nullptr;
   prometheus::Histogram* commit_wait_ = nullptr;
   prometheus::Histogram* commit_histogram_ = nullptr;
@@ -152,24 +189,20 @@ class TransactionalOutput final : public TransactionSink {
   std::vector<TimePoint> committing_times_;  // ... of the transaction being committed
   std::vector<TimePoint> held_times_;        // ... held while it commits
   std::function<CommitReadiness()> precondition_;
-  bool open_ = false;
-  bool committing_ = false;
-  bool lost_record_ = false;  // a send failed: this transaction must abort
-  bool blocked_ = false;
-  bool fatal_ = false;
+  State state_ = State::kIdle;
+  bool blocked_ = false;  // a send waited for room or failed since the last commit
   std::chrono::steady_clock::time_point commit_started_;
   std::vector<HeldRecord> held_;
   size_t held_bytes_ = 0;
   CheckpointLedger ledger_;
   GroupSource group_;
 
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable wake_;  // a request, or stopping
   std::condition_variable done_;  // a result
-  std::optional<CommitRequest> request_;
-  std::optional<Result> result_;
-  bool stopping_ = false;
-  std::string hold_path_;  // holdCommitsForTesting()
+  std::optional<CommitRequest> request_ FRAUD_GUARDED_BY(mu_);
+  std::optional<Result> result_ FRAUD_GUARDED_BY(mu_);
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
   std::thread committer_;  // started last: it reads the members above
 };
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "detectors/base/sync_point.h"
 #include "state/change_log.h"
 #include "state/database.h"
 #include "state/key_layout.h"
@@ -47,7 +48,7 @@ CheckpointWriter::CheckpointWriter(Database& db) : db_(db), thread_([this] { run
 
 CheckpointWriter::~CheckpointWriter() {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -57,20 +58,15 @@ CheckpointWriter::~CheckpointWriter() {
 void CheckpointWriter::submit(const std::shared_ptr<WriteProgress>& progress, int32_t partition,
                               std::unique_ptr<CommittedBatch> batch) {
   {
-    std::lock_guard lock(mu_);
+    base::MutexLock lock(mu_);
     jobs_.push_back(Job{progress, partition, std::move(batch)});
   }
   cv_.notify_one();
 }
 
 void CheckpointWriter::setObserver(std::function<void(double seconds)> observer) {
-  std::lock_guard lock(mu_);
+  base::MutexLock lock(mu_);
   observer_ = std::move(observer);
-}
-
-void CheckpointWriter::failWrites(std::string message) {
-  std::lock_guard lock(mu_);
-  fail_writes_ = std::move(message);
 }
 
 void CheckpointWriter::run() {
@@ -78,23 +74,21 @@ void CheckpointWriter::run() {
   (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kWriterNice);
   while (true) {
     Job job;
-    std::string fail;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      base::MutexLock lock(mu_);
+      while (!stopping_ && jobs_.empty()) lock.wait(cv_);
       if (jobs_.empty()) return;  // stopping, everything written
       job = std::move(jobs_.front());
       jobs_.pop_front();
-      fail = fail_writes_;
     }
-    write(job, fail);
+    write(job);
   }
 }
 
-void CheckpointWriter::write(const Job& job, const std::string& fail) {
+void CheckpointWriter::write(const Job& job) {
   WriteProgress& progress = *job.progress;
   {
-    std::lock_guard lock(progress.mu);
+    base::MutexLock lock(progress.mu);
     if (progress.error) {
       progress.cv.notify_all();
       return;  // after a failed batch no later one may land: the disk would skip one
@@ -103,18 +97,26 @@ void CheckpointWriter::write(const Job& job, const std::string& fail) {
   const auto started = std::chrono::steady_clock::now();
   rocksdb::WriteBatch batch;
   const CommittedBatch& committed = *job.batch;
+  // A batch refuses an entry only past its size limit (none is set): a failure all the same.
+  rocksdb::Status status;
   for (const auto& [ref, value] : inKeyOrder(committed.changes)) {
     const auto key = cardKey(job.partition, *ref);
-    (void)(*value ? batch.Put(key, **value) : batch.Delete(key));
+    status = *value ? batch.Put(key, **value) : batch.Delete(key);
+    if (!status.ok()) break;
   }
-  (void)batch.Put(checkpointKey(job.partition), committed.checkpoint.encode());
-  const auto error =
-      fail.empty() ? db_.write(batch) : Database::describe(rocksdb::Status::IOError(fail));
+  if (status.ok()) status = batch.Put(checkpointKey(job.partition), committed.checkpoint.encode());
+#if FRAUD_TEST_HOOKS
+  // Tests make the write fail here with a message of theirs (tests/support/sync_points.h).
+  std::string injected;
+  FRAUD_SYNC_POINT_CALLBACK("CheckpointWriter::write:InjectError", &injected);
+  if (status.ok() && !injected.empty()) status = rocksdb::Status::IOError(injected);
+#endif
+  const auto error = status.ok() ? db_.write(batch) : Database::describe(status);
   if (observer_) {
     observer_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   {
-    std::lock_guard lock(progress.mu);
+    base::MutexLock lock(progress.mu);
     if (error) {
       progress.error = error;
     } else {

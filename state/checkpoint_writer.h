@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "detectors/base/mutex.h"
+
 namespace fraud::state {
 
 class Database;
@@ -19,10 +21,11 @@ struct CommittedBatch;
 // Internal. What one partition store's background writes have reached; shared by the store
 // (any thread may read `written`, or wait on `cv` under `mu`) and the writer thread.
 struct WriteProgress {
-  std::mutex mu;
+  base::Mutex mu;
   std::condition_variable cv;
   std::atomic<uint64_t> written{0};  // the seq of the last batch on disk
-  std::optional<std::string> error;  // under mu: a write failed; later batches are not written
+  // A write failed; later batches are not written.
+  std::optional<std::string> error FRAUD_GUARDED_BY(mu);
 };
 
 // Internal. The writer thread of the instance: committed batches of every partition store,
@@ -41,11 +44,9 @@ class CheckpointWriter {
 
   // Queues `batch` of `partition`; `progress` learns when it is on disk or failed.
   void submit(const std::shared_ptr<WriteProgress>& progress, int32_t partition,
-              std::unique_ptr<CommittedBatch> batch);
+              std::unique_ptr<CommittedBatch> batch) FRAUD_EXCLUDES(mu_);
   // Called with the seconds each write took (a metric). Set before the first submit().
-  void setObserver(std::function<void(double seconds)> observer);
-  // Tests: every later write fails with this message (empty: writes work again).
-  void failWrites(std::string message);
+  void setObserver(std::function<void(double seconds)> observer) FRAUD_EXCLUDES(mu_);
 
  private:
   struct Job {
@@ -53,17 +54,19 @@ class CheckpointWriter {
     int32_t partition = 0;
     std::unique_ptr<CommittedBatch> batch;
   };
-  void run();
-  void write(const Job& job, const std::string& fail);
+  void run() FRAUD_EXCLUDES(mu_);
+  // Without the lock: RocksDB's write must not hold up submit().
+  void write(const Job& job) FRAUD_EXCLUDES(mu_);
 
   Database& db_;
-  std::mutex mu_;
+  base::Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> jobs_;                  // under mu_
-  bool stopping_ = false;                 // under mu_
-  std::string fail_writes_;               // under mu_
-  std::function<void(double)> observer_;  // set before the first job
-  std::thread thread_;                    // last: starts once the rest is built
+  std::deque<Job> jobs_ FRAUD_GUARDED_BY(mu_);
+  bool stopping_ FRAUD_GUARDED_BY(mu_) = false;
+  // Not guarded: set (under mu_) before the first submit(), and the writer thread reads it only
+  // once it has taken a job under mu_, so after the set; locking each read would copy it.
+  std::function<void(double)> observer_;
+  std::thread thread_;  // last: starts once the rest is built
 };
 
 }  // namespace fraud::state

@@ -32,15 +32,16 @@ void RocksDbPartition::write(std::unique_ptr<CommittedBatch> batch) {
 uint64_t RocksDbPartition::written() const { return progress_->written.load(); }
 
 bool RocksDbPartition::waitWritten(uint64_t seq) {
-  std::unique_lock lock(progress_->mu);
-  progress_->cv.wait(
-      lock, [&] { return progress_->error.has_value() || progress_->written.load() >= seq; });
-  return !progress_->error.has_value();
+  WriteProgress& progress = *progress_;
+  base::MutexLock lock(progress.mu);
+  while (!progress.error.has_value() && progress.written.load() < seq) lock.wait(progress.cv);
+  return !progress.error.has_value();
 }
 
 std::optional<std::string> RocksDbPartition::writeError() const {
-  std::lock_guard lock(progress_->mu);
-  return progress_->error;
+  WriteProgress& progress = *progress_;
+  base::MutexLock lock(progress.mu);
+  return progress.error;
 }
 
 }  // namespace fraud::state

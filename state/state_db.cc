@@ -86,6 +86,4 @@ void StateDb::setWriteObserver(std::function<void(double seconds)> observer) {
   writer_->setObserver(std::move(observer));
 }
 
-void StateDb::failWritesForTesting(std::string message) { writer_->failWrites(std::move(message)); }
-
 }  // namespace fraud::state

@@ -74,8 +74,6 @@ class StateDb {
   // Called on the writer thread with the seconds each background write took (a metric).
   // Set before the first store is made.
   void setWriteObserver(std::function<void(double seconds)> observer);
-  // Tests: every later background write fails with this message (empty: writes work again).
-  void failWritesForTesting(std::string message);
 
  private:
   StateDb(std::unique_ptr<Database> db, int64_t card_cache_budget);

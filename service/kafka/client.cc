@@ -1,19 +1,21 @@
 #include "service/kafka/client.h"
 
 #include <cstdio>
-#include <mutex>
+
+#include "detectors/base/mutex.h"
 
 namespace fraud::kafka {
 namespace {
 
-std::mutex& sinkMutex() {
-  static std::mutex mu;
-  return mu;
-}
+// The process-wide sink, set by setLogSink() and called on librdkafka's threads.
+struct Sink {
+  base::Mutex mu;
+  LogSink current FRAUD_GUARDED_BY(mu);
+};
 
-LogSink& sink() {
-  static LogSink current;
-  return current;
+Sink& sink() {
+  static Sink sink;
+  return sink;
 }
 
 void writeToStderr(LogLevel level, std::string_view client, std::string_view facility,
@@ -28,9 +30,10 @@ void writeToStderr(LogLevel level, std::string_view client, std::string_view fac
 void forwardLog(const rd_kafka_t* client, int level, const char* facility, const char* message) {
   const LogLevel folded = logLevelOfSyslog(level);
   const std::string_view name = client == nullptr ? "" : rd_kafka_name(client);
-  std::lock_guard lock(sinkMutex());
-  if (sink()) {
-    sink()(folded, name, facility, message);
+  Sink& to = sink();
+  base::MutexLock lock(to.mu);
+  if (to.current) {
+    to.current(folded, name, facility, message);
   } else {
     writeToStderr(folded, name, facility, message);
   }
@@ -47,8 +50,9 @@ LogLevel logLevelOfSyslog(int syslog_level) {
 }
 
 void setLogSink(LogSink new_sink) {
-  std::lock_guard lock(sinkMutex());
-  sink() = std::move(new_sink);
+  Sink& to = sink();
+  base::MutexLock lock(to.mu);
+  to.current = std::move(new_sink);
 }
 
 KafkaConf makeKafkaConf(const KafkaProperties& properties, std::string& error) {

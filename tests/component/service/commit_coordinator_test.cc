@@ -10,6 +10,7 @@
 #include "service/immediate_alert_output.h"
 #include "tests/support/mock_cluster.h"
 #include "tests/support/service_fakes.h"
+#include "tests/support/sync_points.h"
 #include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
@@ -207,6 +208,7 @@ TEST_F(CommitCoordinatorTest, LostPartitionsWaitForTheCommitInFlightThenAbortThe
 // The ingest thread never waits for the disk: a commit hands its state to the writer thread,
 // and a failed background write ends the run (status 1; the changelog holds the state).
 TEST_F(CommitCoordinatorTest, CheckpointWritesRunInTheBackgroundAndAFailedOneIsFatal) {
+  FRAUD_REQUIRE_TEST_HOOKS();
   CommitCoordinator::Options options;
   options.checkpoint_interval = std::chrono::milliseconds(0);
   options.commit_interval = std::chrono::milliseconds(0);
@@ -220,7 +222,7 @@ TEST_F(CommitCoordinatorTest, CheckpointWritesRunInTheBackgroundAndAFailedOneIsF
   }
   ASSERT_TRUE((*db_).checkpoint(0).has_value());
   EXPECT_EQ((*db_).checkpoint(0)->next_offset, 1);
-  (*db_).failWritesForTesting("injected: no space left on device");
+  const auto failing = fraud::testing::failCheckpointWrites("injected: no space left on device");
   feed(0, 1);
   ASSERT_EQ(commits_->maybeCommit(), Outcome::kNone);
   // Handed to the writer, which fails it: this commit's hand-off learns of it when the writer

@@ -12,6 +12,7 @@
 
 #include "state/card_state_codec.h"
 #include "tests/support/service_fakes.h"
+#include "tests/support/sync_points.h"
 #include "tests/support/temp_state_db.h"
 
 namespace fraud::service {
@@ -124,6 +125,7 @@ TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicket) {
 }
 
 TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedThem) {
+  FRAUD_REQUIRE_TEST_HOOKS();
   tasks_.assign({0, 1});
   restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
   restorer_.complete(1, restorer_.lastTicket(1), state::PartitionCheckpoint{});
@@ -146,7 +148,7 @@ TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedTh
   // Now the disk refuses partition 1's next committed batch: its rewind needs the changelog.
   feed(1, 1, txJson("c", "card-0001", "DE", 2'000));
   commit(1);
-  (*db_).failWritesForTesting("injected: I/O error");
+  const auto failing = fraud::testing::failCheckpointWrites("injected: I/O error");
   feed(1, 2, txJson("d", "card-0001", "IT", 3'000));
   epoch = tasks_.rewindEpoch();
   queued = restorer_.queued.size();

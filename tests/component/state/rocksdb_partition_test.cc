@@ -10,6 +10,7 @@
 #include "state/checkpoint_writer.h"
 #include "state/database.h"
 #include "state/key_layout.h"
+#include "tests/support/sync_points.h"
 
 namespace fraud::state {
 namespace {
@@ -91,11 +92,13 @@ TEST_F(RocksDbPartitionTest, ReadsOnlyItsOwnPartition) {
 }
 
 TEST_F(RocksDbPartitionTest, AfterAFailedWriteNoLaterBatchLands) {
+  FRAUD_REQUIRE_TEST_HOOKS();
   RocksDbPartition partition(*db_, *writer_, 0);
-  writer_->failWrites("injected: disk full");
-  partition.write(batch(1, {{refOf(1), "one"}}, 1));
-  EXPECT_FALSE(partition.waitWritten(1));
-  writer_->failWrites("");
+  {
+    const auto failing = fraud::testing::failCheckpointWrites("injected: disk full");
+    partition.write(batch(1, {{refOf(1), "one"}}, 1));
+    EXPECT_FALSE(partition.waitWritten(1));
+  }
   partition.write(batch(2, {{refOf(2), "two"}}, 2));
   EXPECT_FALSE(partition.waitWritten(2));
   ASSERT_TRUE(partition.writeError().has_value());
