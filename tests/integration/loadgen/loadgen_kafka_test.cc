@@ -202,7 +202,8 @@ class LoadgenKafkaTest : public ::testing::Test {
                 alert["idempotency_key"].get<std::string>()}});
   }
 
-  // Each partition file (generated/partition-P.jsonl): replay's alerts, the records it rejects.
+  // What the service makes of the partition files of `generated` (partition-P.jsonl): the
+  // alerts of `replay` of each, and the records it rejects.
   struct ServiceOutput {
     std::vector<std::pair<int32_t, std::string>> alerts;  // partition, alert line
     std::vector<std::pair<int32_t, int64_t>> rejected;    // partition, offset
