@@ -11,17 +11,21 @@ namespace fraud::service {
 CommitCoordinator::CommitCoordinator(Options options, TransactionSink& output, TaskManager& tasks,
                                      std::function<void(const InputOffsets&)> commit_offsets,
                                      std::function<uint64_t()> cached_bytes,
-                                     IntervalMetrics& interval, ServiceMetrics* metrics)
+                                     IntervalMetrics& interval, ServiceMetrics* metrics,
+                                     const Clock& clock)
     : options_(std::move(options)),
       output_(output),
       tasks_(tasks),
       commit_offsets_(std::move(commit_offsets)),
       cached_bytes_(std::move(cached_bytes)),
       interval_(interval),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      clock_(clock),
+      last_commit_started_(clock.now()),
+      last_persist_(last_commit_started_) {}
 
 void CommitCoordinator::begin() {
-  last_commit_started_ = Clock::now();
+  last_commit_started_ = clock_.now();
   uncommitted_records_ = 0;
   committing_.clear();
   InputOffsets offsets{options_.input_topic, options_.owner, {}};
@@ -53,7 +57,7 @@ CommitCoordinator::Outcome CommitCoordinator::failed(TransactionResult result) {
 bool CommitCoordinator::persistDue() {
   // Committed state goes to the local disk in the background, every checkpoint interval or
   // sooner under cache pressure (only written entries may leave the cache).
-  const auto now = Clock::now();
+  const auto now = clock_.now();
   if (now - last_persist_ < options_.checkpoint_interval &&
       !(cached_bytes_ && cached_bytes_() > options_.cache_pressure_bytes)) {
     return false;
@@ -128,13 +132,13 @@ int CommitCoordinator::pollTimeoutMs(int idle_ms) const {
   if (output_.committing()) return std::min(idle_ms, 5);
   if (uncommitted_records_ == 0) return idle_ms;
   const auto due = std::chrono::duration_cast<std::chrono::milliseconds>(
-      last_commit_started_ + options_.commit_interval - Clock::now());
+      last_commit_started_ + options_.commit_interval - clock_.now());
   return static_cast<int>(std::clamp<int64_t>(due.count(), 0, idle_ms));
 }
 
 CommitCoordinator::Outcome CommitCoordinator::maybeCommit() {
   if (fatal_) return Outcome::kFatal;
-  const auto now = Clock::now();
+  const auto now = clock_.now();
   if (output_.committing() || uncommitted_records_ == 0 ||
       now - last_commit_started_ < options_.commit_interval) {
     return Outcome::kNone;
@@ -178,14 +182,14 @@ void CommitCoordinator::resumeWithNewProducer() {
   uncommitted_records_ = 0;
   committing_.clear();
   interval_.clear();  // counted only once committed: what was processed is processed again
-  last_commit_started_ = Clock::now();
+  last_commit_started_ = clock_.now();
 }
 
 bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {
   // Only committed state goes to disk (the stores write committed batches alone), and nothing
   // after a fatal error.
   if (fatal_) return false;
-  last_persist_ = Clock::now();
+  last_persist_ = clock_.now();
   bool ok = true;
   auto persistOne = [&](PartitionTask& task) {
     if (!task.active()) return;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "service/clock.h"
 #include "service/input_offsets.h"
 #include "service/metrics.h"
 #include "service/task_manager.h"
@@ -55,11 +56,12 @@ class CommitCoordinator {
   enum class Outcome { kNone, kCommitted, kAborted, kFatal };
 
   // `commit_offsets` commits offsets outside a transaction (used only with
-  // commit_offsets_outside_transaction); `cached_bytes` reads the state cache's size.
+  // commit_offsets_outside_transaction); `cached_bytes` reads the state cache's size; `clock`
+  // times the commit and checkpoint intervals.
   CommitCoordinator(Options options, TransactionSink& output, TaskManager& tasks,
                     std::function<void(const InputOffsets&)> commit_offsets,
                     std::function<uint64_t()> cached_bytes, IntervalMetrics& interval,
-                    ServiceMetrics* metrics);
+                    ServiceMetrics* metrics, const Clock& clock = Clock::real());
 
   // A record was processed (its outputs sent to the output).
   void recordProcessed() { ++uncommitted_records_; }
@@ -107,7 +109,6 @@ class CommitCoordinator {
   [[nodiscard]] int pollTimeoutMs(int idle_ms) const;
 
  private:
-  using Clock = std::chrono::steady_clock;
   void begin();
   [[nodiscard]] Outcome complete(const FinishedCommit& finished);
   // A transaction's result other than committed: kAborted rewinds every task, kFatal stops.
@@ -121,12 +122,13 @@ class CommitCoordinator {
   std::function<uint64_t()> cached_bytes_;
   IntervalMetrics& interval_;  // flushed to metrics_ at every commit, cleared on abort
   ServiceMetrics* metrics_;    // may be null (tests)
+  const Clock& clock_;
 
   bool fatal_ = false;
   bool producer_failed_ = false;      // the fatal error is the producer's, not the disk's
   uint64_t uncommitted_records_ = 0;  // processed since the last commit began
-  Clock::time_point last_commit_started_ = Clock::now();
-  Clock::time_point last_persist_ = Clock::now();
+  Clock::TimePoint last_commit_started_;
+  Clock::TimePoint last_persist_;
   std::vector<int32_t> committing_;  // the partitions the commit in flight carries
 };
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <string_view>
 
 namespace fraud::service {
@@ -131,6 +132,75 @@ bool KafkaInput::rejoin() {
     spdlog::error("rejoin: unsubscribe: {}", rd_kafka_err2str(err));
   }
   return subscribe();
+}
+
+bool KafkaInput::poll(int timeout_ms, PolledInput& polled) {
+  rd_kafka_message_t* message = rd_kafka_consumer_poll(consumer_, timeout_ms);
+  if (message == nullptr) return false;
+  polled.handle = message;
+  polled.partition = message->partition;
+  polled.record = InputRecord{};
+  polled.create_time = false;
+  polled.error = {};
+  switch (message->err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      break;
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+      polled.kind = PolledInput::Kind::kPartitionEnd;
+      return true;
+    case RD_KAFKA_RESP_ERR__FATAL:
+      polled.kind = PolledInput::Kind::kFatal;
+      return true;
+    default:
+      polled.kind = PolledInput::Kind::kError;
+      polled.error = rd_kafka_message_errstr(message);
+      return true;
+  }
+  polled.kind = PolledInput::Kind::kRecord;
+  polled.record.offset = message->offset;
+  polled.record.key = kafka::keyOf(message);
+  if (message->payload != nullptr) polled.record.value = kafka::payloadOf(message);
+  rd_kafka_timestamp_type_t type;
+  const int64_t timestamp = rd_kafka_message_timestamp(message, &type);
+  if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) polled.record.timestamp_ms = timestamp;
+  polled.create_time = type == RD_KAFKA_TIMESTAMP_CREATE_TIME;
+  return true;
+}
+
+void KafkaInput::release(std::span<PolledInput> polled) {
+  for (PolledInput& p : polled) {
+    rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(p.handle));
+    p.handle = nullptr;
+  }
+}
+
+std::optional<std::string> KafkaInput::fatalError() const {
+  std::array<char, 512> reason{};
+  const rd_kafka_resp_err_t code = rd_kafka_fatal_error(consumer_, reason.data(), reason.size());
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
+  return std::string(rd_kafka_err2name(code)) + ": " + reason.data();
+}
+
+std::optional<std::string> KafkaInput::unsubscribe() {
+  if (const auto err = rd_kafka_unsubscribe(consumer_)) return rd_kafka_err2str(err);
+  return std::nullopt;
+}
+
+void KafkaInput::close() {
+  if (const auto err = rd_kafka_consumer_close(consumer_)) {
+    spdlog::warn("consumer close: {}", rd_kafka_err2str(err));
+  }
+}
+
+std::optional<int64_t> KafkaInput::cachedHighWatermark(int32_t partition) const {
+  int64_t low = 0;
+  int64_t high = 0;
+  if (rd_kafka_get_watermark_offsets(consumer_, topic_.c_str(), partition, &low, &high) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      high < 0) {
+    return std::nullopt;
+  }
+  return high;
 }
 
 }  // namespace fraud::service

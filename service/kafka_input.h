@@ -4,18 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "service/input_consumer.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
-#include "service/rebalance_listener.h"
-#include "service/task_manager.h"
 
 namespace fraud::service {
 
-// InputControl and ConsumerAssignment over the input topic's consumer. Every librdkafka answer is
-// checked: a failed query yields no offset (the caller asks again) rather than a guessed one.
+// InputConsumer over the input topic's librdkafka consumer. Every librdkafka answer is checked: a
+// failed query yields no offset (the caller asks again) rather than a guessed one.
 // Thread-safety: the ingest thread only (librdkafka's consumer calls are thread-safe, but the
 // pause/seek order matters to the caller).
-class KafkaInput final : public InputControl, public ConsumerAssignment {
+class KafkaInput final : public InputConsumer {
  public:
   // `consumer` must outlive this object.
   KafkaInput(rd_kafka_t* consumer, std::string topic, std::string auto_offset_reset);
@@ -35,6 +34,14 @@ class KafkaInput final : public InputControl, public ConsumerAssignment {
   // under the cooperative protocol librdkafka treats an unchanged subscription as no change.)
   [[nodiscard]] bool rejoin() override;
   [[nodiscard]] bool subscribe() override;
+
+  // rd_kafka_consumer_poll(); the message is the handle, destroyed by release().
+  [[nodiscard]] bool poll(int timeout_ms, PolledInput& polled) override;
+  void release(std::span<PolledInput> polled) override;
+  [[nodiscard]] std::optional<std::string> fatalError() const override;
+  [[nodiscard]] std::optional<std::string> unsubscribe() override;
+  void close() override;
+  [[nodiscard]] std::optional<int64_t> cachedHighWatermark(int32_t partition) const override;
 
  private:
   [[nodiscard]] kafka::PartitionList listOf(const std::vector<int32_t>& partitions) const;

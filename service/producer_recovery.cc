@@ -5,8 +5,8 @@
 namespace fraud::service {
 
 ProducerRecovery::ProducerRecovery(std::function<std::optional<std::string>()> replace,
-                                   prometheus::Counter* recoveries)
-    : replace_(std::move(replace)), recoveries_(recoveries) {}
+                                   prometheus::Counter* recoveries, const service::Clock& clock)
+    : replace_(std::move(replace)), recoveries_(recoveries), clock_(clock) {}
 
 bool ProducerRecovery::curable(rd_kafka_resp_err_t code) {
   switch (code) {

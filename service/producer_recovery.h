@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "service/clock.h"
+
 namespace fraud::service {
 
 // The bound on recovering from fatal producer errors (Kafka Streams' TaskMigratedException and
@@ -32,9 +34,11 @@ class ProducerRecovery {
   static constexpr std::chrono::minutes kWindow{5};
 
   // `replace` makes the failed producers anew: nothing on success, else why it could not.
-  // `recoveries` (fraud_producer_recoveries_total) may be null (tests).
+  // `recoveries` (fraud_producer_recoveries_total) may be null (tests). `clock` dates each
+  // recovery (the window).
   ProducerRecovery(std::function<std::optional<std::string>()> replace,
-                   prometheus::Counter* recoveries);
+                   prometheus::Counter* recoveries,
+                   const service::Clock& clock = service::Clock::real());
 
   // Whether a new producer can cure fatal error `code`: not a refusal by the cluster's ACLs
   // (authorization of the transactional id, the cluster, a topic or the group), which a new
@@ -47,11 +51,13 @@ class ProducerRecovery {
 
   // After a fatal producer error (`reason`), with the tasks already closed: replaces the
   // producers unless the bound is spent. True when the stream thread may go on.
-  [[nodiscard]] bool recover(std::string_view reason, Clock::time_point now = Clock::now());
+  [[nodiscard]] bool recover(std::string_view reason) { return recover(reason, clock_.now()); }
+  [[nodiscard]] bool recover(std::string_view reason, Clock::time_point now);
 
  private:
   std::function<std::optional<std::string>()> replace_;
   prometheus::Counter* recoveries_;
+  const service::Clock& clock_;
   std::deque<Clock::time_point> recent_;  // recoveries within the last kWindow
 };
 

@@ -30,8 +30,12 @@ std::set<int32_t> standbyPlacement(const std::map<int32_t, std::string>& owners,
 }
 
 StandbyReplicas::StandbyReplicas(Options options, RestoreQueue& restorer,
-                                 std::function<std::map<int32_t, std::string>()> owners)
-    : options_(std::move(options)), restorer_(restorer), owners_(std::move(owners)) {}
+                                 std::function<std::map<int32_t, std::string>()> owners,
+                                 const service::Clock& clock)
+    : options_(std::move(options)),
+      restorer_(restorer),
+      owners_(std::move(owners)),
+      clock_(clock) {}
 
 bool StandbyReplicas::copiedElsewhere(const std::vector<int32_t>& owned) const {
   if (options_.replicas <= 0 || owned.empty()) return false;

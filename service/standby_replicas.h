@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "detectors/base/mutex.h"
+#include "service/clock.h"
 #include "service/restore_queue.h"
 
 namespace fraud::service {
@@ -52,18 +53,23 @@ class StandbyReplicas {
     std::string self;  // this instance's id, as the owner map names members
     std::chrono::milliseconds interval{1000};
   };
-  // `owners` gives the owner map (partition -> member) as last read from the group.
+  // `owners` gives the owner map (partition -> member) as last read from the group; `clock`
+  // schedules the rounds and dates the catch-ups.
   StandbyReplicas(Options options, RestoreQueue& restorer,
-                  std::function<std::map<int32_t, std::string>()> owners);
+                  std::function<std::map<int32_t, std::string>()> owners,
+                  const service::Clock& clock = service::Clock::real());
 
   // Takes finished catch-ups and, when a round is due, starts the next one for every placed
   // partition that is not `owned` here and not still catching up.
-  void tick(const std::vector<int32_t>& owned, Clock::time_point now = Clock::now())
-      FRAUD_EXCLUDES(mu_);
+  void tick(const std::vector<int32_t>& owned) FRAUD_EXCLUDES(mu_) { tick(owned, clock_.now()); }
+  void tick(const std::vector<int32_t>& owned, Clock::time_point now) FRAUD_EXCLUDES(mu_);
   // These partitions are assigned here now: no copy of them is written any more.
   void release(const std::vector<int32_t>& partitions) FRAUD_EXCLUDES(mu_);
 
-  [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now = Clock::now()) const
+  [[nodiscard]] std::vector<StandbyStatus> statuses() const FRAUD_EXCLUDES(mu_) {
+    return statuses(clock_.now());
+  }
+  [[nodiscard]] std::vector<StandbyStatus> statuses(Clock::time_point now) const
       FRAUD_EXCLUDES(mu_);
   // Whether every other member keeps a copy of each of these partitions (owned here): the owner
   // map names at least one member besides this one, and no more than `replicas`. Whichever of
@@ -88,6 +94,7 @@ class StandbyReplicas {
   Options options_;
   RestoreQueue& restorer_;
   std::function<std::map<int32_t, std::string>()> owners_;
+  const service::Clock& clock_;
   // The ingest thread's alone (tick() and takeMalformedChangelogRecords()): not under mu_.
   std::optional<Clock::time_point> last_round_;
   uint64_t next_ticket_ = 1;

@@ -52,10 +52,20 @@ LatenessOptions latenessOptions(const ServiceConfig& config) {
 }  // namespace
 
 StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
+                       LocalState& state)
+    : config_(config),
+      hasher_(hasher),
+      state_(state),
+      partitioner_(
+          detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
+      lateness_(latenessOptions(config)) {}
+
+StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
                        state::StateDb& db)
     : config_(config),
       hasher_(hasher),
-      db_(db),
+      own_state_(std::make_unique<StateDbLocalState>(db)),
+      state_(*own_state_),
       partitioner_(
           detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
       lateness_(latenessOptions(config)) {}
@@ -74,7 +84,7 @@ api::ServiceStatus StateQuery::status() const {
   status.consumer_joined = joined_.load();
   status.outputs_blocked = outputs_blocked_.load();
   status.instance_id = config_.instance_id;
-  status.state_bytes = db_.diskBytes();
+  status.state_bytes = state_.diskBytes();
   const double now_s = wallClockSeconds();
   tasks->withTasks([&](const auto& map) {
     for (const auto& [p, task] : map)

@@ -11,6 +11,7 @@
 #include "detectors/partitioner.h"
 #include "service/config.h"
 #include "service/lateness_board.h"
+#include "service/local_state.h"
 #include "service/recent_alerts.h"
 #include "service/standby_replicas.h"
 #include "service/task_manager.h"
@@ -29,6 +30,7 @@ namespace fraud::service {
 // service that has not started.
 class StateQuery final : public api::ServiceView {
  public:
+  StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher, LocalState& state);
   StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher, state::StateDb& db);
 
   void attach(const TaskManager& tasks, const TopicAdmin& admin, int32_t input_partitions);
@@ -62,7 +64,8 @@ class StateQuery final : public api::ServiceView {
  private:
   const ServiceConfig& config_;
   const detectors::CardHasher& hasher_;
-  state::StateDb& db_;
+  std::unique_ptr<LocalState> own_state_;  // made by the StateDb constructor
+  LocalState& state_;
   detectors::Partitioner partitioner_;
   std::atomic<const TaskManager*> tasks_{nullptr};
   std::atomic<const TopicAdmin*> admin_{nullptr};

@@ -48,7 +48,7 @@ StreamProcessor::StreamProcessor(const ServiceConfig& config, kafka::KafkaProper
       hasher_(hasher),
       db_(db),
       metrics_(metrics),
-      query_(config_, hasher, db) {}
+      query_(config_, hasher, local_state_) {}
 
 StreamProcessor::~StreamProcessor() {
   if (standby_restorer_) standby_restorer_->stop();
@@ -147,7 +147,7 @@ std::optional<std::string> StreamProcessor::startInput(
       admin_->inputPartitions()};
   metrics_.exposeMisrouted(config_.input_topic, admin_->inputPartitions());
   query_.lateness().publishTo(metrics_.shared_registry);
-  tasks_ = std::make_unique<TaskManager>(*context_, db_, *input_, *restorer_);
+  tasks_ = std::make_unique<TaskManager>(*context_, local_state_, *input_, *restorer_);
   return startStandbys(common);
 }
 
@@ -161,14 +161,15 @@ void StreamProcessor::startStreamThread() {
           spdlog::debug("offsets outside the transaction: {}", rd_kafka_err2str(err));
         }
       },
-      [this] { return db_.cachedBytes(); }, interval_, &metrics_);
+      [this] { return db_.cachedBytes(); }, interval_, &metrics_, Clock::real());
   recovery_ = std::make_unique<ProducerRecovery>([this] { return replaceProducers(); },
-                                                 &metrics_.producer_recoveries);
+                                                 &metrics_.producer_recoveries, Clock::real());
   rebalances_ = std::make_unique<RebalanceListener>(*input_, *tasks_, *commits_, query_, metrics_,
                                                     fencer_.get());
   thread_ = std::make_unique<StreamThread>(
-      config_, StreamThread::Clients{consumer_.get(), producer_.get(), alerts_.get()}, *tasks_,
-      *commits_, *rebalances_, interval_, *restorer_, query_, db_, metrics_, recovery_.get());
+      config_, StreamThread::Clients{input_.get(), producer_.get(), alerts_.get()}, *tasks_,
+      *commits_, *rebalances_, interval_, *restorer_, query_, local_state_, metrics_, Clock::real(),
+      recovery_.get());
   query_.attach(*tasks_, *admin_, admin_->inputPartitions());
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2's
   // main thread (and then rd_kafka_destroy()); an embedded run has one member anyway.
@@ -203,8 +204,8 @@ std::optional<std::string> StreamProcessor::startStandbys(const kafka::KafkaProp
   options.self = common.at("client.id");  // how the owner map names members
   options.interval = std::chrono::milliseconds(config_.standby_interval_ms);
   TopicAdmin* admin = admin_.get();
-  standbys_ = std::make_unique<StandbyReplicas>(options, *standby_restorer_,
-                                                [admin] { return admin->owners(); });
+  standbys_ = std::make_unique<StandbyReplicas>(
+      options, *standby_restorer_, [admin] { return admin->owners(); }, Clock::real());
   tasks_->setStandbys(standbys_.get());
   query_.attachStandbys(*standbys_);
   spdlog::info("keeping {} standby cop{} of partitions owned elsewhere, caught up every {} ms",

@@ -87,6 +87,7 @@ class StreamProcessor final {
   kafka::KafkaProperties kafka_;
   const detectors::CardHasher& hasher_;
   state::StateDb& db_;
+  StateDbLocalState local_state_{db_};  // the ingest thread's view of db_
   ServiceMetrics& metrics_;
   StateQuery query_;
   std::atomic<bool> stop_requested_{false};

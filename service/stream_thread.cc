@@ -3,9 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
-
-#include "service/kafka/wall_clock.h"
 
 namespace fraud::service {
 namespace {
@@ -15,10 +12,6 @@ constexpr size_t kConsumeBatch = 1024;
 constexpr auto kGaugeInterval = std::chrono::seconds(1);
 // How long a stop waits for its hand-over's revocation at most (within the stop's deadline).
 constexpr auto kHandOverWait = std::chrono::seconds(5);
-
-using kafka::wallClockSeconds;
-// Stamps polled records' lateness: a few milliseconds of resolution is plenty.
-const auto wallClockMs = kafka::coarseWallClockMs;
 
 std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
   std::vector<int32_t> result;
@@ -31,7 +24,8 @@ std::vector<int32_t> partitionsOf(const rd_kafka_topic_partition_list_t* list) {
 StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                            CommitCoordinator& commits, RebalanceListener& rebalances,
                            IntervalMetrics& interval, RestoreQueue& restorer, StateQuery& query,
-                           state::StateDb& db, ServiceMetrics& metrics, ProducerRecovery* recovery)
+                           LocalState& state, ServiceMetrics& metrics, const Clock& clock,
+                           ProducerRecovery* recovery)
     : config_(config),
       clients_(clients),
       tasks_(tasks),
@@ -40,9 +34,14 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
       interval_(interval),
       restorer_(restorer),
       query_(query),
-      db_(db),
+      state_(state),
       metrics_(metrics),
-      recovery_(recovery) {}
+      clock_(clock),
+      recovery_(recovery),
+      consumer_(*clients.consumer) {
+  batch_.reserve(kConsumeBatch);
+  stamps_.reserve(kConsumeBatch);
+}
 
 int StreamThread::run(const std::atomic<bool>& stop) {
   if (!rebalances_.join()) return 1;
@@ -57,8 +56,6 @@ int StreamThread::run(const std::atomic<bool>& stop) {
   // could rewind a partition between two of its records, and collect() could no longer tell the
   // records fetched before the rewind (stale) from those after it; librdkafka 2.0.2 also drops
   // records of partitions it keeps when an incremental rebalance lands during the call.
-  std::vector<Polled> batch;
-  batch.reserve(kConsumeBatch);
   while (!stop.load()) {
     if (consumerFailed()) break;
     if (commits_.fatal() && !recoverFromFatal()) break;
@@ -68,20 +65,20 @@ int StreamThread::run(const std::atomic<bool>& stop) {
     tasks_.maintainStandbys();
     if (commits_.poll() == CommitCoordinator::Outcome::kFatal) continue;
     releaseHeldInput();
-    collect(batch, commits_.pollTimeoutMs(kPollMs));
-    if (!batch.empty()) {
-      const auto started = Clock::now();
+    collect(commits_.pollTimeoutMs(kPollMs));
+    if (!batch_.empty()) {
+      const auto started = clock_.now();
       const uint64_t epoch = tasks_.rewindEpoch();
       size_t processed = 0;
-      for (const Polled& polled : batch) {
-        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && !input_held_ && handle(polled)) {
+      for (size_t i = 0; i < batch_.size(); ++i) {
+        if (tasks_.rewindEpoch() == epoch && !commits_.fatal() && !input_held_ &&
+            handle(batch_[i], stamps_[i])) {
           ++processed;
         }
-        rd_kafka_message_destroy(polled.message);
       }
-      batch.clear();
+      releaseBatch();
       if (processed > 0) {
-        const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+        const double seconds = std::chrono::duration<double>(clock_.now() - started).count();
         interval_.processing.observe(seconds / static_cast<double>(processed), processed);
       }
     }
@@ -89,60 +86,63 @@ int StreamThread::run(const std::atomic<bool>& stop) {
     if (clients_.alerts != nullptr) clients_.alerts->serveDeliveries();
     if (commits_.maybeCommit() == CommitCoordinator::Outcome::kFatal) continue;
     query_.setOutputsBlocked(commits_.blocked());
-    if (Clock::now() - last_gauges_ >= kGaugeInterval) refreshGauges();
+    if (clock_.now() - last_gauges_ >= kGaugeInterval) refreshGauges();
   }
   return shutdown();
 }
 
-void StreamThread::collect(std::vector<Polled>& batch, int timeout_ms) {
+void StreamThread::collect(int timeout_ms) {
   uint64_t epoch = tasks_.rewindEpoch();
-  for (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, timeout_ms);
-       message != nullptr; message = rd_kafka_consumer_poll(clients_.consumer, 0)) {
+  PolledInput polled;
+  for (bool got = consumer_.poll(timeout_ms, polled); got; got = consumer_.poll(0, polled)) {
     if (tasks_.rewindEpoch() != epoch) {
       // A rebalance callback inside that poll moved positions back: what was collected before
       // it was fetched from the old positions and will be fetched again.
-      for (const Polled& stale : batch) rd_kafka_message_destroy(stale.message);
-      batch.clear();
+      releaseBatch();
       epoch = tasks_.rewindEpoch();
     }
-    batch.push_back(Polled{message, Clock::now(), wallClockMs()});
-    if (batch.size() == kConsumeBatch) break;
+    batch_.push_back(polled);
+    stamps_.push_back(Stamp{clock_.now(), clock_.wallMs()});
+    if (batch_.size() == kConsumeBatch) break;
   }
 }
 
-bool StreamThread::handle(const Polled& polled) {
-  const rd_kafka_message_t* message = polled.message;
-  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    // A fatal consumer error (__FATAL) is acted on by consumerFailed(), at the loop's top.
-    if (message->err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
-        message->err != RD_KAFKA_RESP_ERR__FATAL) {
-      spdlog::warn("consumer: {}", rd_kafka_message_errstr(message));
-    }
-    return false;
+void StreamThread::releaseBatch() {
+  if (batch_.empty()) return;
+  consumer_.release(batch_);
+  batch_.clear();
+  stamps_.clear();
+}
+
+bool StreamThread::handle(const PolledInput& polled, const Stamp& stamp) {
+  switch (polled.kind) {
+    case PolledInput::Kind::kRecord:
+      break;
+    case PolledInput::Kind::kError:
+      spdlog::warn("consumer: {}", polled.error);
+      return false;
+    case PolledInput::Kind::kPartitionEnd:
+    case PolledInput::Kind::kFatal:  // acted on by consumerFailed(), at the loop's top
+      return false;
   }
-  PartitionTask* task = tasks_.task(message->partition);
+  PartitionTask* task = tasks_.task(polled.partition);
   // Records of a partition not held, still restoring, or fetched before a seek are read again.
   if (task == nullptr) return false;
-  InputRecord record;
-  record.offset = message->offset;
-  record.key = kafka::keyOf(message);
-  if (message->payload != nullptr) record.value = kafka::payloadOf(message);
-  rd_kafka_timestamp_type_t type;
-  const int64_t timestamp = rd_kafka_message_timestamp(message, &type);
-  if (type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE) record.timestamp_ms = timestamp;
-  if (type == RD_KAFKA_TIMESTAMP_CREATE_TIME) {
+  const InputRecord& record = polled.record;
+  if (polled.create_time && record.timestamp_ms) {
     interval_.fetch.observe(
-        static_cast<double>(std::max<int64_t>(0, polled.at_wall_ms - timestamp)) / 1000.0);
+        static_cast<double>(std::max<int64_t>(0, stamp.at_wall_ms - *record.timestamp_ms)) /
+        1000.0);
   }
-  interval_.queue.observe(std::chrono::duration<double>(Clock::now() - polled.at).count());
+  interval_.queue.observe(std::chrono::duration<double>(clock_.now() - stamp.at).count());
   switch (task->process(record)) {
     case PartitionTask::Processed::kSkipped:
       return false;
     case PartitionTask::Processed::kStoreFailed:
       spdlog::error("partition {}: local state unreadable at offset {}; rebuilding it",
-                    message->partition, message->offset);
+                    polled.partition, record.offset);
       if (commits_.abortUncommitted() != CommitCoordinator::Outcome::kFatal) {
-        tasks_.rebuild(message->partition);
+        tasks_.rebuild(polled.partition);
       }
       return false;
     case PartitionTask::Processed::kDone:
@@ -154,7 +154,7 @@ bool StreamThread::handle(const Polled& polled) {
     // on polling the consumer meanwhile (with every partition paused), so a commit that takes
     // long (a coordinator outage) never costs the group membership (max.poll.interval.ms).
     input_held_ = true;
-    held_since_ = Clock::now();
+    held_since_ = clock_.now();
     tasks_.pauseAll();
   }
   return true;
@@ -167,7 +167,7 @@ void StreamThread::releaseHeldInput() {
   // position again.
   tasks_.resumeAll();
   metrics_.ingest_wait_held_output.Observe(
-      std::chrono::duration<double>(Clock::now() - held_since_).count());
+      std::chrono::duration<double>(clock_.now() - held_since_).count());
 }
 
 std::string StreamThread::producerFailure() const {
@@ -214,18 +214,16 @@ bool StreamThread::recoverFromFatal() {
 
 bool StreamThread::consumerFailed() {
   if (consumer_failed_) return true;
-  std::array<char, 512> reason{};
-  const rd_kafka_resp_err_t code =
-      rd_kafka_fatal_error(clients_.consumer, reason.data(), reason.size());
-  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return false;
+  const std::optional<std::string> error = consumer_.fatalError();
+  if (!error) return false;
   consumer_failed_ = true;
   // librdkafka's consumer cannot go on after a fatal error (FENCED_INSTANCE_ID: another process
   // joined with our group.instance.id). Stop serving at once: no task answers or commits from
   // here on, readiness fails, and the run ends with status 1 for the supervisor to restart us.
   spdlog::critical(
-      "consumer failed for good ({}: {}): stopping; two processes with one --instance-id "
+      "consumer failed for good ({}): stopping; two processes with one --instance-id "
       "(group.instance.id) fence each other, give each its own",
-      rd_kafka_err2name(code), reason.data());
+      *error);
   (void)rebalances_.closeAllDirty();
   input_held_ = false;
   query_.setJoined(false);
@@ -240,7 +238,7 @@ void StreamThread::rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_l
   }
 }
 
-void StreamThread::handOverToStandbys(Clock::time_point deadline) {
+void StreamThread::handOverToStandbys(Clock::TimePoint deadline) {
   StandbyReplicas* standbys = tasks_.standbys();
   const std::vector<int32_t> held = tasks_.partitions();
   if (!config_.static_membership || standbys == nullptr || !standbys->copiedElsewhere(held)) {
@@ -253,26 +251,24 @@ void StreamThread::handOverToStandbys(Clock::time_point deadline) {
   // Unsubscribing revokes every partition (the callback, served by the polls below) and sends a
   // LeaveGroup once that is through: the group reassigns them now, not at the session timeout.
   // (Left to the close, a static member's leave is skipped.)
-  if (const auto err = rd_kafka_unsubscribe(clients_.consumer)) {
-    spdlog::warn("hand-over: unsubscribe: {}; holding the partitions until we are back",
-                 rd_kafka_err2str(err));
+  if (const auto error = consumer_.unsubscribe()) {
+    spdlog::warn("hand-over: unsubscribe: {}; holding the partitions until we are back", *error);
     return;
   }
-  const auto until = std::min(deadline, Clock::now() + kHandOverWait);
-  while (!tasks_.partitions().empty() && Clock::now() < until) {
-    if (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, kPollMs)) {
-      rd_kafka_message_destroy(message);  // fetched before the revocation: not processed
+  PolledInput polled;
+  const auto until = std::min(deadline, clock_.now() + kHandOverWait);
+  while (!tasks_.partitions().empty() && clock_.now() < until) {
+    if (consumer_.poll(kPollMs, polled)) {
+      consumer_.release({&polled, 1});  // fetched before the revocation: not processed
     }
   }
   // One more poll lets the LeaveGroup go out before the close terminates the group handling.
-  if (rd_kafka_message_t* message = rd_kafka_consumer_poll(clients_.consumer, kPollMs)) {
-    rd_kafka_message_destroy(message);
-  }
+  if (consumer_.poll(kPollMs, polled)) consumer_.release({&polled, 1});
 }
 
 void StreamThread::refreshGauges() {
-  last_gauges_ = Clock::now();
-  const double now_s = wallClockSeconds();
+  last_gauges_ = clock_.now();
+  const double now_s = clock_.wallSeconds();
   tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
     for (const auto& [p, task] : tasks) {
       const std::string label = std::to_string(p);
@@ -283,13 +279,7 @@ void StreamThread::refreshGauges() {
         }
         continue;
       }
-      int64_t low = 0;
-      int64_t high = 0;
-      if (rd_kafka_get_watermark_offsets(clients_.consumer, config_.input_topic.c_str(), p, &low,
-                                         &high) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-          high >= 0) {
-        task->setHighWatermark(high);
-      }
+      if (const auto high = consumer_.cachedHighWatermark(p)) task->setHighWatermark(*high);
       const auto status = task->status(now_s);
       if (status.stream_time_ms) {
         const double st = static_cast<double>(*status.stream_time_ms) / 1000.0;
@@ -304,8 +294,8 @@ void StreamThread::refreshGauges() {
     }
   });
   refreshStandbyGauges();
-  metrics_.state_bytes.Set(static_cast<double>(db_.diskBytes()));
-  metrics_.state_cache_bytes.Set(static_cast<double>(db_.cachedBytes()));
+  metrics_.state_bytes.Set(static_cast<double>(state_.diskBytes()));
+  metrics_.state_cache_bytes.Set(static_cast<double>(state_.cachedBytes()));
   if (const uint64_t malformed = tasks_.takeMalformedChangelogRecords(); malformed > 0) {
     metrics_.changelog_malformed.Increment(static_cast<double>(malformed));
   }
@@ -332,7 +322,7 @@ void StreamThread::refreshStandbyGauges() {
 }
 
 int StreamThread::shutdown() {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(config_.shutdown_timeout_ms);
+  const auto deadline = clock_.now() + std::chrono::milliseconds(config_.shutdown_timeout_ms);
   int status = 0;
   if (consumer_failed_) {
     status = 1;  // the tasks are closed already: nothing to commit or persist
@@ -348,14 +338,12 @@ int StreamThread::shutdown() {
   // Closing runs the revoke callback (nothing left to commit; after a fatal error it only drops
   // the tasks) and leaves the group, unless the membership is static. It must run in every
   // case: destroying an unclosed consumer would call back into members already destroyed.
-  if (const auto err = rd_kafka_consumer_close(clients_.consumer)) {
-    spdlog::warn("consumer close: {}", rd_kafka_err2str(err));
-  }
+  consumer_.close();
   tasks_.remove(tasks_.partitions());
   query_.setJoined(false);
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
   commits_.closeOutput(status == 0, static_cast<int>(std::max<int64_t>(0, left.count())));
-  if (Clock::now() > deadline) {
+  if (clock_.now() > deadline) {
     spdlog::error("clean stop took longer than --shutdown-timeout-ms");
     status = 1;
   }

@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "service/clock.h"
 #include "service/commit_coordinator.h"
 #include "service/config.h"
 #include "service/immediate_alert_output.h"
-#include "service/kafka/admin.h"
+#include "service/input_consumer.h"
 #include "service/kafka/client.h"
+#include "service/local_state.h"
 #include "service/metrics.h"
 #include "service/producer_recovery.h"
 #include "service/rebalance_listener.h"
@@ -17,7 +19,6 @@
 #include "service/state_query.h"
 #include "service/task_manager.h"
 #include "service/transactional_producer.h"
-#include "state/state_db.h"
 
 namespace fraud::service {
 
@@ -53,19 +54,22 @@ namespace fraud::service {
 // A fatal consumer error (FENCED_INSTANCE_ID: another process with our group.instance.id) is not
 // recovered: every task is closed dirty at once (lookups and readiness stop), and run() returns 1.
 //
+// Every call on the consumer goes through InputConsumer (KafkaInput in the service, a scripted
+// consumer in the unit tests), and every reading of time through `clock`.
+//
 // Thread-safety: run() and the rebalance callback on the ingest thread; nothing else.
 class StreamThread {
  public:
   struct Clients {
-    rd_kafka_t* consumer;
+    InputConsumer* consumer;
     TransactionalProducer* producer;
     ImmediateAlertOutput* alerts = nullptr;  // --alert-delivery immediate only
   };
   // `recovery` null: a fatal error stops the loop at once.
   StreamThread(const ServiceConfig& config, Clients clients, TaskManager& tasks,
                CommitCoordinator& commits, RebalanceListener& rebalances, IntervalMetrics& interval,
-               RestoreQueue& restorer, StateQuery& query, state::StateDb& db,
-               ServiceMetrics& metrics, ProducerRecovery* recovery = nullptr);
+               RestoreQueue& restorer, StateQuery& query, LocalState& state,
+               ServiceMetrics& metrics, const Clock& clock, ProducerRecovery* recovery = nullptr);
 
   // Subscribes and consumes until `stop`, then commits, checkpoints and leaves the group.
   // Returns the exit status: 0 for a clean stop within the deadline, 1 after a fatal error
@@ -77,17 +81,17 @@ class StreamThread {
   void rebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
 
  private:
-  using Clock = std::chrono::steady_clock;
-  // One consumed record and when the consumer poll returned it.
-  struct Polled {
-    rd_kafka_message_t* message;
-    Clock::time_point at;
+  // When the consumer poll returned a record (batch_[i] was polled at stamps_[i]).
+  struct Stamp {
+    Clock::TimePoint at;
     int64_t at_wall_ms;
   };
-  void collect(std::vector<Polled>& batch, int timeout_ms);
+  void collect(int timeout_ms);
+  // Gives the batch back to the consumer.
+  void releaseBatch();
   // Processes one record; false when it was not processed (an error event, a partition not
   // held or not restored, unreadable state).
-  [[nodiscard]] bool handle(const Polled& polled);
+  [[nodiscard]] bool handle(const PolledInput& polled, const Stamp& stamp);
   // The commit that held input back is through: resume every active partition at its task's
   // position.
   void releaseHeldInput();
@@ -104,7 +108,7 @@ class StreamThread {
   // On a clean stop under static membership with standby replicas, when another member keeps
   // copies of what is held here: leaves the group, so the partitions move to warm copies at once
   // instead of waiting for this instance to come back (a rolling restart's pause).
-  void handOverToStandbys(Clock::time_point deadline);
+  void handOverToStandbys(Clock::TimePoint deadline);
 
   const ServiceConfig& config_;
   Clients clients_;
@@ -114,13 +118,18 @@ class StreamThread {
   IntervalMetrics& interval_;
   RestoreQueue& restorer_;
   StateQuery& query_;
-  state::StateDb& db_;
+  LocalState& state_;
   ServiceMetrics& metrics_;
+  const Clock& clock_;
   ProducerRecovery* recovery_;  // may be null (tests): no recovery
-  bool input_held_ = false;     // every partition paused until the commit in flight is through
+  InputConsumer& consumer_;     // clients_.consumer
+  // The records of one poll round, reused (reserved once: no allocation per record).
+  std::vector<PolledInput> batch_;
+  std::vector<Stamp> stamps_;
+  bool input_held_ = false;  // every partition paused until the commit in flight is through
   bool consumer_failed_ = false;
-  Clock::time_point held_since_{};
-  Clock::time_point last_gauges_{};
+  Clock::TimePoint held_since_{};
+  Clock::TimePoint last_gauges_{};
 };
 
 }  // namespace fraud::service

@@ -6,9 +6,17 @@
 
 namespace fraud::service {
 
+TaskManager::TaskManager(const TaskContext& context, LocalState& state, InputControl& input,
+                         RestoreQueue& restorer)
+    : context_(context), state_(state), input_(input), restorer_(restorer) {}
+
 TaskManager::TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
                          RestoreQueue& restorer)
-    : context_(context), db_(db), input_(input), restorer_(restorer) {}
+    : context_(context),
+      own_state_(std::make_unique<StateDbLocalState>(db)),
+      state_(*own_state_),
+      input_(input),
+      restorer_(restorer) {}
 
 TaskManager::~TaskManager() = default;
 
@@ -115,9 +123,9 @@ std::vector<int32_t> TaskManager::activateRestored() {
 bool TaskManager::activate(PartitionTask& t, RestoreResult& result,
                            const state::PartitionCheckpoint& checkpoint) {
   const int32_t p = t.partition();
-  std::unique_ptr<state::RocksDbCardStore> store = std::move(result.store);
+  std::unique_ptr<state::LiveCardStore> store = std::move(result.store);
   try {
-    if (!store) store = db_.cardStore(p);
+    if (!store) store = state_.cardStore(p);
   } catch (const detectors::CardStoreError& e) {
     spdlog::error("partition {}: local state unreadable ({}); rebuilding from the changelog", p,
                   e.what());
@@ -180,7 +188,7 @@ void TaskManager::rebuild(int32_t partition) {
     PartitionTask* t = task(partition);
     t->restart(t->restoreTicket());
   }
-  if (auto error = db_.clearPartition(partition)) {
+  if (auto error = state_.clearPartition(partition)) {
     spdlog::error("partition {}: cannot clear local state: {}", partition, *error);
   }
   restoreUnder({partition});

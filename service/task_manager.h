@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detectors/base/mutex.h"
+#include "service/local_state.h"
 #include "service/partition_task.h"
 #include "service/restore_queue.h"
 #include "service/standby_replicas.h"
@@ -50,6 +51,10 @@ class TaskManager {
  public:
   using Tasks = std::map<int32_t, std::unique_ptr<PartitionTask>>;
 
+  // `state` gives the card stores a restore did not bring, and clears partitions to rebuild.
+  TaskManager(const TaskContext& context, LocalState& state, InputControl& input,
+              RestoreQueue& restorer);
+  // The same over the service's database.
   TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
               RestoreQueue& restorer);
   ~TaskManager();
@@ -127,7 +132,8 @@ class TaskManager {
                               const state::PartitionCheckpoint& checkpoint);
 
   const TaskContext& context_;
-  state::StateDb& db_;
+  std::unique_ptr<LocalState> own_state_;  // made by the StateDb constructor
+  LocalState& state_;
   InputControl& input_;
   RestoreQueue& restorer_;
   StandbyReplicas* standbys_ = nullptr;

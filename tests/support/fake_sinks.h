@@ -74,7 +74,10 @@ class FakeTransactionSink final : public TransactionSink {
     return abort_result;
   }
   void serveDeliveries() override { ++served; }
-  void drain(int) override { ++drained; }
+  void drain(int timeout_ms) override {
+    ++drained;
+    drain_timeout_ms = timeout_ms;
+  }
   void discardQueued() override { ++discarded; }
 
   // What the test sets.
@@ -90,6 +93,7 @@ class FakeTransactionSink final : public TransactionSink {
   int aborts = 0;
   int served = 0;
   int drained = 0;
+  int drain_timeout_ms = -1;  // the last drain's
   int discarded = 0;
 
  private:
