@@ -51,7 +51,7 @@ namespace fraud::service {
 //        │ │ └──────── committed ──────── kCommitting ◄────────────────────┘ only aborts
 //        │ │            or aborted         ▲  │ fatal
 //        │ │                               │  ▼
-//        │ └──── attachProducer() ────── kFatal ◄──── fatal, from any state but kCommitting
+//        │ └──── attachProducer() ────── kFatal ◄──── a fatal begin or abort, from the others
 //        │                                    startCommit() from kFatal ends it as fatal at once
 //        └── startCommit() with nothing sent: kCommitting, committed at once (kRefused: aborted)
 //
