@@ -39,19 +39,20 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& kafka,
 ChangelogRestorer::~ChangelogRestorer() { stop(); }
 
 std::optional<std::string> ChangelogRestorer::start() {
-  std::string error;
-  auto conf = kafka::makeKafkaConf(kafka_, error);
-  if (!conf) return "restore consumer configuration: " + error;
-  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-  if (!consumer_) return "restore consumer: " + error;
+  auto conf = kafka::makeKafkaConf(kafka_);
+  if (!conf) return "restore consumer configuration: " + conf.message();
+  auto consumer = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*conf));
+  if (!consumer) return "restore consumer: " + consumer.message();
+  consumer_ = std::move(*consumer);
   // The end of a restore is the changelog's high watermark, which only a read_uncommitted
   // client is told (a read_committed one gets the last stable offset).
   kafka::KafkaProperties uncommitted = kafka_;
   uncommitted["isolation.level"] = "read_uncommitted";
-  auto end_conf = kafka::makeKafkaConf(uncommitted, error);
-  if (!end_conf) return "restore end-offset client configuration: " + error;
-  end_offsets_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(end_conf), error);
-  if (!end_offsets_) return "restore end-offset client: " + error;
+  auto end_conf = kafka::makeKafkaConf(uncommitted);
+  if (!end_conf) return "restore end-offset client configuration: " + end_conf.message();
+  auto end_offsets = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*end_conf));
+  if (!end_offsets) return "restore end-offset client: " + end_offsets.message();
+  end_offsets_ = std::move(*end_offsets);
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), role_ == Role::kActive ? "fd-restorer" : "fd-standby");
     loop();

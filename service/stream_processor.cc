@@ -67,17 +67,17 @@ std::optional<std::string> StreamProcessor::start() {
 
 std::optional<std::string> StreamProcessor::startAdmin(
     const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
-  std::string error;
-  if (auto conf = kafka::makeKafkaConf(producer_props, error); !conf) {
-    return "producer configuration: " + error;
+  if (auto conf = kafka::makeKafkaConf(producer_props); !conf) {
+    return "producer configuration: " + conf.message();
   }
   // Admin requests go through a client of their own: librdkafka 2.0.2's main thread can stall
   // a transactional producer's transaction calls behind a slow admin request (seen against
   // the mock cluster), and the owner map is refreshed every few seconds.
-  auto admin_conf = kafka::makeKafkaConf(common, error);
-  if (!admin_conf) return "admin client configuration: " + error;
-  admin_client_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(admin_conf), error);
-  if (!admin_client_) return "admin client: " + error;
+  auto admin_conf = kafka::makeKafkaConf(common);
+  if (!admin_conf) return "admin client configuration: " + admin_conf.message();
+  auto admin_client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*admin_conf));
+  if (!admin_client) return "admin client: " + admin_client.message();
+  admin_client_ = std::move(*admin_client);
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
   if (auto e = admin_->checkTopics()) return e;
   if (auto e = startFencer(common, producer_props)) return e;
@@ -116,14 +116,19 @@ std::optional<std::string> StreamProcessor::startOutputs(
 
 std::optional<std::string> StreamProcessor::startInput(
     const kafka::KafkaProperties& common, const kafka::KafkaProperties& consumer_props) {
-  std::string error;
-  auto consumer_conf = kafka::makeKafkaConf(consumer_props, error);
-  if (!consumer_conf) return "consumer configuration: " + error;
-  rd_kafka_conf_set_rebalance_cb(consumer_conf.get(), &StreamProcessor::onRebalance);
-  rd_kafka_conf_set_opaque(consumer_conf.get(), this);
-  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(consumer_conf), error);
-  if (!consumer_) return "consumer: " + error;
-  rd_kafka_poll_set_consumer(consumer_.get());
+  auto consumer_conf = kafka::makeKafkaConf(consumer_props);
+  if (!consumer_conf) return "consumer configuration: " + consumer_conf.message();
+  rd_kafka_conf_set_rebalance_cb(consumer_conf->get(), &StreamProcessor::onRebalance);
+  rd_kafka_conf_set_opaque(consumer_conf->get(), this);
+  auto consumer = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*consumer_conf));
+  if (!consumer) return "consumer: " + consumer.message();
+  consumer_ = std::move(*consumer);
+  // Every event (rebalances included) then reaches rd_kafka_consumer_poll(). It fails only for a
+  // client without a consumer group, which a consumer with group.id is not.
+  if (const auto err = rd_kafka_poll_set_consumer(consumer_.get());
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return std::string("consumer: ") + rd_kafka_err2str(err);
+  }
 
   restorer_ = std::make_unique<ChangelogRestorer>(
       common, config_.changelog_topic, db_,
@@ -240,9 +245,9 @@ std::optional<std::string> StreamProcessor::startFencer(
   if (client_id_is_instance) previous_owner = [admin](int32_t p) { return admin->ownerOf(p); };
   // Not admin_client_: reading the group's committed offsets needs a client with a consumer
   // group (kafka::makeGroupAdminClient says why).
-  std::string error;
-  fencer_client_ = kafka::makeGroupAdminClient(common, config_.group_id, error);
-  if (!fencer_client_) return "fencer client: " + error;
+  auto fencer_client = kafka::makeGroupAdminClient(common, config_.group_id);
+  if (!fencer_client) return "fencer client: " + fencer_client.message();
+  fencer_client_ = std::move(*fencer_client);
   auto* fenced = &metrics_.fenced_owners;
   fencer_ = std::make_unique<TransactionFencer>(
       options,

@@ -24,12 +24,12 @@ TransactionalProducer::TransactionalProducer(kafka::KafkaProperties properties,
       init_timeout_ms_(init_timeout_ms) {}
 
 std::optional<std::string> TransactionalProducer::start() {
-  std::string error;
-  auto conf = kafka::makeKafkaConf(properties_, error);
-  if (!conf) return "producer configuration: " + error;
-  TransactionalOutput::installDeliveryReports(conf.get());
-  handle_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!handle_) return "producer: " + error;
+  auto conf = kafka::makeKafkaConf(properties_);
+  if (!conf) return "producer configuration: " + conf.message();
+  TransactionalOutput::installDeliveryReports(conf->get());
+  auto handle = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!handle) return "producer: " + handle.message();
+  handle_ = std::move(*handle);
   // A coordinator failing over (the reason we may be here) answers late: a retriable error is
   // retried within the patience, as librdkafka allows.
   const auto give_up_at =
@@ -50,7 +50,7 @@ std::optional<std::string> TransactionalProducer::start() {
   // Leaders now, not inside the first transactions (librdkafka then holds those commits for up
   // to a second while it asks).
   for (const auto& topic : warm_topics_) {
-    (void)kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs);
+    kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs).ignoreError();
   }
   return std::nullopt;
 }

@@ -129,6 +129,9 @@ class [[nodiscard]] Result {
   [[nodiscard]] T* operator->() { return &value(); }
   [[nodiscard]] const T* operator->() const { return &value(); }
 
+  // Drops the value or error on purpose (the caller's comment says why).
+  void ignoreError() const {}
+
   // The value, or `fallback` on an error.
   template <typename U>
   [[nodiscard]] T valueOr(U&& fallback) const& {

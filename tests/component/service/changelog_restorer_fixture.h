@@ -78,11 +78,9 @@ class ChangelogRestorerTest : public ::testing::Test {
   }
   // A card's erasure: a record with a null value.
   void sendTombstone(int32_t partition, const detectors::CardRef& ref) {
-    std::string error;
-    auto conf = kafka::makeKafkaConf(properties(), error);
-    ASSERT_TRUE(conf) << error;
-    auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-    ASSERT_TRUE(producer) << error;
+    auto made = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, properties());
+    ASSERT_TRUE(made) << made.message();
+    const kafka::KafkaHandle producer = std::move(*made);
     const std::string key(ref.raw());
     ASSERT_EQ(kafka::produceWaiting(producer.get(), {topic_.c_str(), partition, key, std::nullopt},
                                     std::chrono::seconds(10)),
