@@ -224,7 +224,6 @@ int runService(ServiceConfig config) {
   config.resolveDefaults();
   std::vector<std::string> problems = config.validate();
   const auto kafka_properties = kafkaProperties(config, problems);
-  std::string error;
   std::optional<kafka::Secret> key;
   if (config.embedded_kafka && kafka::cardHashKeyAbsent(config.card_hash_key_file)) {
     key = kafka::Secret{ephemeralKey(), "a throwaway key"};
@@ -255,11 +254,12 @@ int runService(ServiceConfig config) {
   std::unique_ptr<EmbeddedKafka> embedded;
   if (config.embedded_kafka && !(embedded = startEmbeddedKafka(config))) return 1;
 
-  auto db = state::StateDb::open(config.state, error);
-  if (!db) {
-    spdlog::critical("{}", error);
+  auto opened = state::StateDb::open(config.state);
+  if (!opened) {
+    spdlog::critical("{}", opened.message());
     return 1;
   }
+  std::unique_ptr<state::StateDb> db = std::move(*opened);
   auto registry = std::make_shared<ServiceRegistry>();  // scrapes add process_*
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);

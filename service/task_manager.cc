@@ -180,8 +180,8 @@ void TaskManager::rebuild(int32_t partition) {
     PartitionTask* t = task(partition);
     t->restart(t->restoreTicket());
   }
-  if (auto error = db_.clearPartition(partition)) {
-    spdlog::error("partition {}: cannot clear local state: {}", partition, *error);
+  if (const auto cleared = db_.clearPartition(partition); !cleared.ok()) {
+    spdlog::error("partition {}: cannot clear local state: {}", partition, cleared.message());
   }
   restoreUnder({partition});
 }

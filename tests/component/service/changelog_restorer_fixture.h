@@ -96,7 +96,7 @@ class ChangelogRestorerTest : public ::testing::Test {
     for (const auto& [ref, time] : cards) {
       changes.push_back(state::CardChange{ref, state::encodeCardState(stateAt(time))});
     }
-    ASSERT_EQ((*db_).writeRestored(partition, changes, checkpoint), std::nullopt);
+    ASSERT_TRUE((*db_).writeRestored(partition, changes, checkpoint).ok());
   }
 
   // Partition 0's changelog of the rebuild tests: card 2, then a checkpoint (offsets 0 and 1).
