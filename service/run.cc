@@ -290,8 +290,8 @@ int runService(ServiceConfig config) {
       return 1;
     }
   }
-  if (auto start_error = processor->start()) {
-    spdlog::critical("cannot start: {}", *start_error);
+  if (const auto started = processor->start(); !started.ok()) {
+    spdlog::critical("cannot start: {}", started.message());
     return 1;
   }
   StopSignals signals(*processor, std::chrono::milliseconds(config.shutdown_timeout_ms));

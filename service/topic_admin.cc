@@ -82,27 +82,28 @@ TopicAdmin::~TopicAdmin() {
   if (refresher_.joinable()) refresher_.join();
 }
 
-std::optional<std::string> TopicAdmin::checkTopics() {
+base::Status TopicAdmin::checkTopics() {
   for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic}) {
     const auto count = kafka::topicPartitionCount(client_, *topic, kBlockingCallMs);
-    if (!count) return count.message();
+    if (!count) return count.status();
     if (topic == &config_.input_topic) input_partitions_ = *count;
   }
   return ensureChangelogTopic();
 }
 
-std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
+base::Status TopicAdmin::ensureChangelogTopic() {
   const auto partitions = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
   if (partitions) {
     if (*partitions == input_partitions_) {
       adviseOnChangelogCompaction();
-      return std::nullopt;
+      return {};
     }
-    return "changelog topic " + config_.changelog_topic + " has " + std::to_string(*partitions) +
-           " partitions; it needs as many as " + config_.input_topic + " (" +
-           std::to_string(input_partitions_) + ")";
+    return base::Status::failed("changelog topic " + config_.changelog_topic + " has " +
+                                std::to_string(*partitions) + " partitions; it needs as many as " +
+                                config_.input_topic + " (" + std::to_string(input_partitions_) +
+                                ")");
   }
-  if (partitions.code() != base::StatusCode::kNotFound) return partitions.message();
+  if (partitions.code() != base::StatusCode::kNotFound) return partitions.status();
   // Like Kafka Streams' internal topics: created on first start, compacted, one partition per
   // input partition.
   kafka::NewTopic topic;
@@ -123,11 +124,11 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
       if (std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return "cannot create changelog topic " + config_.changelog_topic + ": " + created.message();
+    return created.withPrefix("cannot create changelog topic " + config_.changelog_topic + ": ");
   }
   spdlog::info("created changelog topic {} ({} partitions, compacted, segments of 8 MiB or 10 min)",
                config_.changelog_topic, input_partitions_);
-  return std::nullopt;
+  return {};
 }
 
 void TopicAdmin::adviseOnChangelogCompaction() {

@@ -23,12 +23,12 @@ TransactionalProducer::TransactionalProducer(kafka::KafkaProperties properties,
       warm_topics_(std::move(warm_topics)),
       init_timeout_ms_(init_timeout_ms) {}
 
-std::optional<std::string> TransactionalProducer::start() {
+base::Status TransactionalProducer::start() {
   auto conf = kafka::makeKafkaConf(properties_);
-  if (!conf) return "producer configuration: " + conf.message();
+  if (!conf) return conf.status().withPrefix("producer configuration: ");
   TransactionalOutput::installDeliveryReports(conf->get());
   auto handle = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
-  if (!handle) return "producer: " + handle.message();
+  if (!handle) return handle.status().withPrefix("producer: ");
   handle_ = std::move(*handle);
   // A coordinator failing over (the reason we may be here) answers late: a retriable error is
   // retried within the patience, as librdkafka allows.
@@ -43,7 +43,7 @@ std::optional<std::string> TransactionalProducer::start() {
     const std::string text = rd_kafka_error_string(e.get());
     if (!rd_kafka_error_is_retriable(e.get()) || std::chrono::steady_clock::now() >= give_up_at) {
       handle_.reset();
-      return "init transactions: " + text;
+      return base::Status::failed("init transactions: " + text);
     }
     spdlog::warn("init transactions: {}; retrying", text);
   }
@@ -52,10 +52,10 @@ std::optional<std::string> TransactionalProducer::start() {
   for (const auto& topic : warm_topics_) {
     kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs).ignoreError();
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> TransactionalProducer::restart() {
+base::Status TransactionalProducer::restart() {
   handle_.reset();
   return start();
 }

@@ -37,7 +37,7 @@ TEST(ChangelogTopic, IsCreatedCompactedWithSegmentsThatRollWithinMinutes) {
   ASSERT_TRUE(made) << made.message();
   const kafka::KafkaHandle client = std::move(*made);
   TopicAdmin admin(client.get(), config);
-  ASSERT_EQ(admin.checkTopics(), std::nullopt);
+  ASSERT_TRUE(admin.checkTopics().ok());
 
   // A topic created a moment ago may not be known to DescribeConfigs yet: ask again a while.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -54,7 +54,7 @@ TEST(ChangelogTopic, IsCreatedCompactedWithSegmentsThatRollWithinMinutes) {
   EXPECT_EQ(changelogCompactionAdvice(config.changelog_topic, *described), std::nullopt);
   EXPECT_EQ(admin.maxMessageBytes(config.changelog_topic).has_value(), true);
   // Found the second time, not created again.
-  ASSERT_EQ(admin.checkTopics(), std::nullopt);
+  ASSERT_TRUE(admin.checkTopics().ok());
 }
 
 }  // namespace
