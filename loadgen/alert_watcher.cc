@@ -22,12 +22,22 @@ bool AlertWatcher::start(const kafka::KafkaProperties& properties, const std::st
   // the embedded one) hold an empty fetch for the whole fetch.wait.max.ms (500 ms) even when an
   // alert arrives meanwhile.
   watcher.try_emplace("fetch.wait.max.ms", "10");
-  consumer_ = kafka::makeReader(watcher, /*read_committed=*/true, error);
-  if (!consumer_) return false;
-  const auto partitions = kafka::topicPartitionCount(consumer_.get(), topic, kTimeoutMs, error);
-  if (!partitions) return false;
-  const auto ends = kafka::highWatermarks(consumer_.get(), topic, *partitions, kTimeoutMs, error);
-  if (!ends) return false;
+  auto consumer = kafka::makeReader(watcher, /*read_committed=*/true);
+  if (!consumer) {
+    error = consumer.message();
+    return false;
+  }
+  consumer_ = std::move(*consumer);
+  const auto partitions = kafka::topicPartitionCount(consumer_.get(), topic, kTimeoutMs);
+  if (!partitions) {
+    error = partitions.message();
+    return false;
+  }
+  const auto ends = kafka::highWatermarks(consumer_.get(), topic, *partitions, kTimeoutMs);
+  if (!ends) {
+    error = ends.message();
+    return false;
+  }
   auto list = kafka::makePartitionList(topic, *partitions);
   for (int32_t p = 0; p < *partitions; ++p) list->elems[p].offset = (*ends)[static_cast<size_t>(p)];
   const auto err = rd_kafka_assign(consumer_.get(), list.get());

@@ -65,10 +65,12 @@ bool parseKafkaProperties(const KafkaFlags& flags, kafka::KafkaProperties& out,
 std::optional<kafka::Secret> loadKey(const std::optional<std::string>& key_file, bool required,
                                      std::vector<std::string>& problems) {
   if (!required && kafka::cardHashKeyAbsent(key_file)) return std::nullopt;
-  std::string error;
-  auto key = kafka::loadCardHashKey(key_file, error);
-  if (!key) problems.push_back(error);
-  return key;
+  auto key = kafka::loadCardHashKey(key_file);
+  if (!key) {
+    problems.push_back(key.message());
+    return std::nullopt;
+  }
+  return std::move(*key);
 }
 
 int reportProblems(const char* prefix, const std::vector<std::string>& problems) {

@@ -42,16 +42,19 @@ kafka::KafkaProperties consumerProperties(const std::string& brokers,
 
 kafka::KafkaHandle makeProducer(const kafka::KafkaProperties& properties, Deliveries& deliveries,
                                 std::string& error) {
-  auto conf = kafka::makeKafkaConf(properties, error);
+  auto conf = kafka::makeKafkaConf(properties);
   if (!conf) {
-    error = "Kafka producer configuration: " + error;
+    error = "Kafka producer configuration: " + conf.message();
     return nullptr;
   }
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), &onDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), &deliveries);
-  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!producer) error = "cannot create the Kafka producer: " + error;
-  return producer;
+  rd_kafka_conf_set_dr_msg_cb(conf->get(), &onDelivery);
+  rd_kafka_conf_set_opaque(conf->get(), &deliveries);
+  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!producer) {
+    error = "cannot create the Kafka producer: " + producer.message();
+    return nullptr;
+  }
+  return std::move(*producer);
 }
 
 }  // namespace fraud::loadgen

@@ -20,8 +20,12 @@ bool LagSampler::start(const kafka::KafkaProperties& properties, const std::stri
                        const std::string& topic, int32_t partitions, std::string& error) {
   kafka::KafkaProperties with_group = properties;
   with_group["group.id"] = group;
-  client_ = kafka::makeReader(with_group, /*read_committed=*/true, error);
-  if (!client_) return false;
+  auto client = kafka::makeReader(with_group, /*read_committed=*/true);
+  if (!client) {
+    error = client.message();
+    return false;
+  }
+  client_ = std::move(*client);
   topic_ = topic;
   partitions_ = partitions;
   thread_ = std::thread([this] { run(); });
@@ -40,10 +44,9 @@ void LagSampler::stop() {
 
 void LagSampler::run() {
   while (true) {
-    std::string error;
-    const auto committed =
-        kafka::committedOffsets(client_.get(), topic_, partitions_, kTimeoutMs, error);
-    const auto ends = kafka::highWatermarks(client_.get(), topic_, partitions_, kTimeoutMs, error);
+    // A failed query is a missing sample, no more.
+    const auto committed = kafka::committedOffsets(client_.get(), topic_, partitions_, kTimeoutMs);
+    const auto ends = kafka::highWatermarks(client_.get(), topic_, partitions_, kTimeoutMs);
     base::MutexLock lock(mutex_);
     if (committed && ends) {
       int64_t lag = 0;

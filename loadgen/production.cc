@@ -134,9 +134,11 @@ class ProductionRun {
     producer_ =
         makeProducer(producerProperties(o_.brokers, o_.kafka_properties), deliveries_, error_);
     if (!producer_) return false;
-    const auto count =
-        kafka::topicPartitionCount(producer_.get(), o_.topic, kMetadataTimeoutMs, error_);
-    if (!count) return false;
+    const auto count = kafka::topicPartitionCount(producer_.get(), o_.topic, kMetadataTimeoutMs);
+    if (!count) {
+      error_ = count.message();
+      return false;
+    }
     if (o_.partitions && *o_.partitions != *count) {
       error_ = "--partitions " + std::to_string(*o_.partitions) + " but topic " + o_.topic +
                " has " + std::to_string(*count);

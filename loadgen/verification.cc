@@ -46,20 +46,22 @@ ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& da
     out["caught_up"] = nullptr;
     return out;
   }
-  auto client = kafka::makeReader(clientProperties(o, o.group), /*read_committed=*/true, error);
-  if (!client) {
+  auto made = kafka::makeReader(clientProperties(o, o.group), /*read_committed=*/true);
+  if (!made) {
+    error = made.message();
     failed = true;
     return out;
   }
+  const kafka::KafkaHandle client = std::move(*made);
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(o.wait_seconds));
   std::vector<int64_t> committed;
   bool caught_up = false;
   while (true) {
-    std::string query_error;
-    const auto offsets = kafka::committedOffsets(
-        client.get(), o.topic, static_cast<int32_t>(data_end.size()), kTimeoutMs, query_error);
+    // A failed query is asked again until the deadline.
+    const auto offsets = kafka::committedOffsets(client.get(), o.topic,
+                                                 static_cast<int32_t>(data_end.size()), kTimeoutMs);
     if (offsets) {
       committed = *offsets;
       caught_up = true;
@@ -85,16 +87,20 @@ ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& da
 bool readOptionalTopic(rd_kafka_t* consumer, const std::string& topic, double stall_seconds,
                        const std::function<void(const rd_kafka_message_t&)>& visit,
                        ordered_json& notes, std::string& error) {
-  std::string metadata_error;
-  const auto partitions = kafka::topicPartitionCount(consumer, topic, kTimeoutMs, metadata_error);
+  const auto partitions = kafka::topicPartitionCount(consumer, topic, kTimeoutMs);
   if (!partitions) {
-    notes.push_back(metadata_error + " (read as empty)");
+    notes.push_back(partitions.message() + " (read as empty)");
     return true;
   }
-  const auto ends = kafka::highWatermarks(consumer, topic, *partitions, kTimeoutMs, error);
-  if (!ends) return false;
-  return kafka::readToEnd(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000),
-                          error);
+  const auto ends = kafka::highWatermarks(consumer, topic, *partitions, kTimeoutMs);
+  if (!ends) {
+    error = ends.message();
+    return false;
+  }
+  const auto read =
+      kafka::readToEnd(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000));
+  if (!read.ok()) error = read.message();
+  return read.ok();
 }
 
 }  // namespace
@@ -123,7 +129,7 @@ std::optional<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
                                    Audit& audit, std::string& error) {
   InputScan scan{std::vector<int64_t>(input_end.size(), -1),
                  std::vector<int64_t>(input_end.size(), 0)};
-  const bool read = kafka::readToEnd(
+  const auto read = kafka::readToEnd(
       consumer, o.topic, input_end,
       [&](const rd_kafka_message_t& m) {
         // A record without a timestamp is not checked for future_event_time, as in the service.
@@ -135,8 +141,11 @@ std::optional<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
         auto& start = scan.data_start[static_cast<size_t>(m.partition)];
         if (start < 0) start = m.offset;
       },
-      static_cast<int>(o.stall_seconds * 1000), error);
-  if (!read) return std::nullopt;
+      static_cast<int>(o.stall_seconds * 1000));
+  if (!read.ok()) {
+    error = read.message();
+    return std::nullopt;
+  }
   return scan;
 }
 
@@ -193,13 +202,22 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
     audit.setTruth(std::move(*truth));
   }
 
-  auto consumer = kafka::makeReader(clientProperties(o, ""), /*read_committed=*/true, error);
-  if (!consumer) return fail();
-  const auto partitions = kafka::topicPartitionCount(consumer.get(), o.topic, kTimeoutMs, error);
-  if (!partitions) return fail();
-  const auto input_end =
-      kafka::highWatermarks(consumer.get(), o.topic, *partitions, kTimeoutMs, error);
-  if (!input_end) return fail();
+  auto made = kafka::makeReader(clientProperties(o, ""), /*read_committed=*/true);
+  if (!made) {
+    error = made.message();
+    return fail();
+  }
+  const kafka::KafkaHandle consumer = std::move(*made);
+  const auto partitions = kafka::topicPartitionCount(consumer.get(), o.topic, kTimeoutMs);
+  if (!partitions) {
+    error = partitions.message();
+    return fail();
+  }
+  const auto input_end = kafka::highWatermarks(consumer.get(), o.topic, *partitions, kTimeoutMs);
+  if (!input_end) {
+    error = input_end.message();
+    return fail();
+  }
 
   TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
   const auto scan = readInput(consumer.get(), o, *input_end, engine, audit, error);

@@ -38,20 +38,21 @@ ChangelogRestorer::ChangelogRestorer(const kafka::KafkaProperties& kafka,
 
 ChangelogRestorer::~ChangelogRestorer() { stop(); }
 
-std::optional<std::string> ChangelogRestorer::start() {
-  std::string error;
-  auto conf = kafka::makeKafkaConf(kafka_, error);
-  if (!conf) return "restore consumer configuration: " + error;
-  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-  if (!consumer_) return "restore consumer: " + error;
+base::Status ChangelogRestorer::start() {
+  auto conf = kafka::makeKafkaConf(kafka_);
+  if (!conf) return conf.status().withPrefix("restore consumer configuration: ");
+  auto consumer = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*conf));
+  if (!consumer) return consumer.status().withPrefix("restore consumer: ");
+  consumer_ = std::move(*consumer);
   // The end of a restore is the changelog's high watermark, which only a read_uncommitted
   // client is told (a read_committed one gets the last stable offset).
   kafka::KafkaProperties uncommitted = kafka_;
   uncommitted["isolation.level"] = "read_uncommitted";
-  auto end_conf = kafka::makeKafkaConf(uncommitted, error);
-  if (!end_conf) return "restore end-offset client configuration: " + error;
-  end_offsets_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(end_conf), error);
-  if (!end_offsets_) return "restore end-offset client: " + error;
+  auto end_conf = kafka::makeKafkaConf(uncommitted);
+  if (!end_conf) return end_conf.status().withPrefix("restore end-offset client configuration: ");
+  auto end_offsets = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*end_conf));
+  if (!end_offsets) return end_offsets.status().withPrefix("restore end-offset client: ");
+  end_offsets_ = std::move(*end_offsets);
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), role_ == Role::kActive ? "fd-restorer" : "fd-standby");
     loop();
@@ -62,7 +63,7 @@ std::optional<std::string> ChangelogRestorer::start() {
       warmLoop();
     });
   }
-  return std::nullopt;
+  return {};
 }
 
 void ChangelogRestorer::stop() {

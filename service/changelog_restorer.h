@@ -74,8 +74,8 @@ class ChangelogRestorer final : public RestoreQueue {
       : ChangelogRestorer(kafka, std::move(changelog_topic), db, Options{}) {}
   ~ChangelogRestorer() override;
 
-  // Starts the thread; an error message when the consumer cannot be created.
-  [[nodiscard]] std::optional<std::string> start();
+  // Starts the thread; an error when the consumer cannot be created.
+  [[nodiscard]] base::Status start();
   void stop() FRAUD_EXCLUDES(mu_);
 
   void enqueue(const std::vector<std::pair<int32_t, uint64_t>>& partition_tickets) override

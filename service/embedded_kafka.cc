@@ -14,10 +14,17 @@ EmbeddedKafka::~EmbeddedKafka() {
 std::unique_ptr<EmbeddedKafka> EmbeddedKafka::start(const ServiceConfig& config,
                                                     std::string& error) {
   // The mock cluster lives inside a client instance; it never connects anywhere.
-  auto conf = kafka::makeKafkaConf({{"log_level", "3"}}, error);
-  if (!conf) return nullptr;
-  auto host = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!host) return nullptr;
+  auto conf = kafka::makeKafkaConf({{"log_level", "3"}});
+  if (!conf) {
+    error = conf.message();
+    return nullptr;
+  }
+  auto made = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!made) {
+    error = made.message();
+    return nullptr;
+  }
+  kafka::KafkaHandle host = std::move(*made);
   rd_kafka_mock_cluster_t* cluster = rd_kafka_mock_cluster_new(host.get(), 1);
   if (cluster == nullptr) {
     error = "cannot start the mock cluster";

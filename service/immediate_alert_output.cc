@@ -40,18 +40,27 @@ std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
 }
 
 bool ImmediateAlertOutput::makeProducer(std::string& error) {
-  auto conf = kafka::makeKafkaConf(properties_, error);
-  if (!conf) return false;
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), &ImmediateAlertOutput::onDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), this);
-  producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  return producer_ != nullptr;
+  auto conf = kafka::makeKafkaConf(properties_);
+  if (!conf) {
+    error = conf.message();
+    return false;
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf->get(), &ImmediateAlertOutput::onDelivery);
+  rd_kafka_conf_set_opaque(conf->get(), this);
+  auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!producer) {
+    error = producer.message();
+    return false;
+  }
+  producer_ = std::move(*producer);
+  return true;
 }
 
 void ImmediateAlertOutput::warmUp() {
   warmed_up_ = true;
   // The partition leaders now, not on the first alerts (librdkafka asks for them lazily).
-  (void)kafka::describeTopic(producer_.get(), topic_, 5000);
+  // Only for its side effect: a topic that cannot be described fails the first alerts instead.
+  kafka::describeTopic(producer_.get(), topic_, 5000).ignoreError();
 }
 
 ImmediateAlertOutput::~ImmediateAlertOutput() { dropProducer(); }

@@ -70,12 +70,11 @@ std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& 
       result[elem.partition] = elem.offset;
       continue;
     }
-    std::string error;
-    const auto marks =
-        kafka::queryWatermarks(consumer_, topic_, elem.partition, kBlockingCallMs, error);
+    const auto marks = kafka::queryWatermarks(consumer_, topic_, elem.partition, kBlockingCallMs);
     if (!marks) {
       // Starting at 0 here would replay the whole history, or skip it: neither is ours to guess.
-      spdlog::warn("partition {}: watermark query: {}; asking again", elem.partition, error);
+      spdlog::warn("partition {}: watermark query: {}; asking again", elem.partition,
+                   marks.message());
       continue;
     }
     result[elem.partition] = auto_offset_reset_ == "latest" ? marks->high : marks->low;

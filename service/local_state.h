@@ -2,9 +2,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
-#include <string>
 
+#include "detectors/base/status.h"
 #include "state/live_card_store.h"
 #include "state/state_db.h"
 
@@ -21,8 +20,8 @@ class LocalState {
   virtual ~LocalState() = default;
   // The partition's cards. Throws detectors::CardStoreError when they cannot be read.
   [[nodiscard]] virtual std::unique_ptr<state::LiveCardStore> cardStore(int32_t partition) = 0;
-  // Drops every card and the checkpoint of a partition; an error message on failure.
-  [[nodiscard]] virtual std::optional<std::string> clearPartition(int32_t partition) = 0;
+  // Drops every card and the checkpoint of a partition.
+  [[nodiscard]] virtual base::Status clearPartition(int32_t partition) = 0;
   // Bytes on disk (the state-size metric) and in the decoded-state caches.
   [[nodiscard]] virtual uint64_t diskBytes() = 0;
   [[nodiscard]] virtual uint64_t cachedBytes() const = 0;
@@ -35,7 +34,7 @@ class StateDbLocalState final : public LocalState {
   [[nodiscard]] std::unique_ptr<state::LiveCardStore> cardStore(int32_t partition) override {
     return db_.cardStore(partition);
   }
-  [[nodiscard]] std::optional<std::string> clearPartition(int32_t partition) override {
+  [[nodiscard]] base::Status clearPartition(int32_t partition) override {
     return db_.clearPartition(partition);
   }
   [[nodiscard]] uint64_t diskBytes() override { return db_.diskBytes(); }

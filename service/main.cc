@@ -27,10 +27,9 @@ int replayMain(const fraud::service::ReplayOptions& options,
     std::fprintf(stderr, "replay: %s\n", problem.c_str());
     bad = true;
   }
-  std::string error;
-  const auto key = fraud::kafka::loadCardHashKey(key_file, error);
+  const auto key = fraud::kafka::loadCardHashKey(key_file);
   if (!key) {
-    std::fprintf(stderr, "replay: %s\n", error.c_str());
+    std::fprintf(stderr, "replay: %s\n", key.message().c_str());
     bad = true;
   }
   if (bad) return 2;

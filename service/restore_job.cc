@@ -60,7 +60,8 @@ std::optional<RestoreResult> RestoreJob::begin(PartitionLeases::Lease lease, int
 std::optional<std::string> RestoreJob::rebuildFrom(int64_t low) {
   local_.reset();
   start_ = low;
-  return db_.clearPartition(partition_);
+  if (auto cleared = db_.clearPartition(partition_); !cleared.ok()) return cleared.message();
+  return std::nullopt;
 }
 
 std::optional<RestoreResult> RestoreJob::apply(const rd_kafka_message_t& message) {

@@ -46,13 +46,13 @@ std::optional<std::string> checkBrokerReachable(const ServiceConfig& config,
                                                 const kafka::KafkaProperties& properties) {
   kafka::KafkaProperties probe = properties;
   probe["bootstrap.servers"] = config.brokers;
-  std::string error;
-  auto conf = kafka::makeKafkaConf(probe, error);
-  if (!conf) return "Kafka configuration: " + error;
-  auto client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!client) return "Kafka client: " + error;
-  if (!kafka::brokerReachable(client.get(), kReachabilityTimeoutMs, error)) {
-    return error + " at " + config.brokers +
+  auto conf = kafka::makeKafkaConf(probe);
+  if (!conf) return "Kafka configuration: " + conf.message();
+  auto client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!client) return "Kafka client: " + client.message();
+  if (const auto reachable = kafka::brokerReachable(client->get(), kReachabilityTimeoutMs);
+      !reachable.ok()) {
+    return reachable.message() + " at " + config.brokers +
            "; check --brokers, the network and the TLS/SASL settings";
   }
   return std::nullopt;
@@ -148,14 +148,13 @@ api::ApiOptions apiOptions(const ServiceConfig& config, std::vector<std::string>
   api_options.tls_cert_file = config.tls_cert_file.value_or("");
   api_options.tls_key_file = config.tls_key_file.value_or("");
   if (config.api_token_file || std::getenv(kApiTokenEnv) != nullptr) {
-    std::string token_error;
     if (auto token = kafka::loadSecret(config.api_token_file, "--api-token-file", kApiTokenEnv,
-                                       "API token", token_error)) {
+                                       "API token")) {
       api_options.api_token = std::move(token->bytes);
       // Re-read when it changes (a rotated Secret); FRAUD_API_TOKEN cannot change.
       if (config.api_token_file) api_options.api_token_file = *config.api_token_file;
     } else {
-      problems.push_back(token_error);
+      problems.push_back(token.message());
     }
   }
   // The API checks the options these flags become. What ServiceConfig::validate checked under
@@ -225,13 +224,16 @@ int runService(ServiceConfig config) {
   config.resolveDefaults();
   std::vector<std::string> problems = config.validate();
   const auto kafka_properties = kafkaProperties(config, problems);
-  std::string error;
   std::optional<kafka::Secret> key;
   if (config.embedded_kafka && kafka::cardHashKeyAbsent(config.card_hash_key_file)) {
     key = kafka::Secret{ephemeralKey(), "a throwaway key"};
   } else {
-    key = kafka::loadCardHashKey(config.card_hash_key_file, error);
-    if (!key) problems.push_back(error);
+    auto loaded = kafka::loadCardHashKey(config.card_hash_key_file);
+    if (loaded) {
+      key = std::move(*loaded);
+    } else {
+      problems.push_back(loaded.message());
+    }
   }
   const api::ApiOptions api_options = apiOptions(config, problems);
 
@@ -252,11 +254,12 @@ int runService(ServiceConfig config) {
   std::unique_ptr<EmbeddedKafka> embedded;
   if (config.embedded_kafka && !(embedded = startEmbeddedKafka(config))) return 1;
 
-  auto db = state::StateDb::open(config.state, error);
-  if (!db) {
-    spdlog::critical("{}", error);
+  auto opened = state::StateDb::open(config.state);
+  if (!opened) {
+    spdlog::critical("{}", opened.message());
     return 1;
   }
+  std::unique_ptr<state::StateDb> db = std::move(*opened);
   auto registry = std::make_shared<ServiceRegistry>();  // scrapes add process_*
   ServiceMetrics metrics(*registry);
   const detectors::CardHasher hasher(key->bytes);
@@ -287,8 +290,8 @@ int runService(ServiceConfig config) {
       return 1;
     }
   }
-  if (auto start_error = processor->start()) {
-    spdlog::critical("cannot start: {}", *start_error);
+  if (const auto started = processor->start(); !started.ok()) {
+    spdlog::critical("cannot start: {}", started.message());
     return 1;
   }
   StopSignals signals(*processor, std::chrono::milliseconds(config.shutdown_timeout_ms));

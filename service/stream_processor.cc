@@ -55,42 +55,42 @@ StreamProcessor::~StreamProcessor() {
   if (restorer_) restorer_->stop();
 }
 
-std::optional<std::string> StreamProcessor::start() {
+base::Status StreamProcessor::start() {
   const kafka::KafkaProperties common = commonSettings(config_, kafka_);
   const kafka::KafkaProperties producer_props = producerSettings(config_, common);
-  if (auto e = startAdmin(common, producer_props)) return e;
-  if (auto e = startOutputs(common, producer_props)) return e;
-  if (auto e = startInput(common, consumerSettings(config_, common))) return e;
+  if (auto e = startAdmin(common, producer_props); !e.ok()) return e;
+  if (auto e = startOutputs(common, producer_props); !e.ok()) return e;
+  if (auto e = startInput(common, consumerSettings(config_, common)); !e.ok()) return e;
   startStreamThread();
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> StreamProcessor::startAdmin(
-    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
-  std::string error;
-  if (auto conf = kafka::makeKafkaConf(producer_props, error); !conf) {
-    return "producer configuration: " + error;
+base::Status StreamProcessor::startAdmin(const kafka::KafkaProperties& common,
+                                         const kafka::KafkaProperties& producer_props) {
+  if (auto conf = kafka::makeKafkaConf(producer_props); !conf) {
+    return conf.status().withPrefix("producer configuration: ");
   }
   // Admin requests go through a client of their own: librdkafka 2.0.2's main thread can stall
   // a transactional producer's transaction calls behind a slow admin request (seen against
   // the mock cluster), and the owner map is refreshed every few seconds.
-  auto admin_conf = kafka::makeKafkaConf(common, error);
-  if (!admin_conf) return "admin client configuration: " + error;
-  admin_client_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(admin_conf), error);
-  if (!admin_client_) return "admin client: " + error;
+  auto admin_conf = kafka::makeKafkaConf(common);
+  if (!admin_conf) return admin_conf.status().withPrefix("admin client configuration: ");
+  auto admin_client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*admin_conf));
+  if (!admin_client) return admin_client.status().withPrefix("admin client: ");
+  admin_client_ = std::move(*admin_client);
   admin_ = std::make_unique<TopicAdmin>(admin_client_.get(), config_);
-  if (auto e = admin_->checkTopics()) return e;
-  if (auto e = startFencer(common, producer_props)) return e;
+  if (auto e = admin_->checkTopics(); !e.ok()) return e;
+  if (auto e = startFencer(common, producer_props); !e.ok()) return e;
   return checkRecordLimits(
       propertyOr(producer_props, "message.max.bytes", kDefaultMessageMaxBytes));
 }
 
-std::optional<std::string> StreamProcessor::startOutputs(
-    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
+base::Status StreamProcessor::startOutputs(const kafka::KafkaProperties& common,
+                                           const kafka::KafkaProperties& producer_props) {
   producer_ = std::make_unique<TransactionalProducer>(
       producer_props,
       std::vector<std::string>{config_.alerts_topic, config_.dlq_topic, config_.changelog_topic});
-  if (auto e = producer_->start()) return e;
+  if (auto e = producer_->start(); !e.ok()) return e;
   // The consumer comes later (startInput()); it exists before the first commit.
   output_ = std::make_unique<TransactionalOutput>(producer_->get(), [this] {
     return kafka::GroupMetadata(rd_kafka_consumer_group_metadata(consumer_.get()));
@@ -99,36 +99,41 @@ std::optional<std::string> StreamProcessor::startOutputs(
   db_.setWriteObserver([checkpoint_write](double seconds) { checkpoint_write->Observe(seconds); });
   if (config_.alert_delivery != AlertDelivery::kImmediate) {
     output_->timeRecordsOf(config_.alerts_topic, metrics_.stage_commit_wait, metrics_.stage_commit);
-    return std::nullopt;
+    return {};
   }
   std::string error;
   alerts_ = ImmediateAlertOutput::create(
       common, config_.alerts_topic, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures},
       error);
-  if (!alerts_) return "alert producer: " + error;
+  if (!alerts_) return base::Status::failed("alert producer: " + error);
   alerts_->warmUp();
   ImmediateAlertOutput* alerts = alerts_.get();
   // No input offset commits past an alert the broker has not acknowledged.
   output_->setCommitPrecondition(
       [alerts] { return alerts->flushForCommit(kAlertsFlushTimeoutMs); });
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> StreamProcessor::startInput(
-    const kafka::KafkaProperties& common, const kafka::KafkaProperties& consumer_props) {
-  std::string error;
-  auto consumer_conf = kafka::makeKafkaConf(consumer_props, error);
-  if (!consumer_conf) return "consumer configuration: " + error;
-  rd_kafka_conf_set_rebalance_cb(consumer_conf.get(), &StreamProcessor::onRebalance);
-  rd_kafka_conf_set_opaque(consumer_conf.get(), this);
-  consumer_ = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(consumer_conf), error);
-  if (!consumer_) return "consumer: " + error;
-  rd_kafka_poll_set_consumer(consumer_.get());
+base::Status StreamProcessor::startInput(const kafka::KafkaProperties& common,
+                                         const kafka::KafkaProperties& consumer_props) {
+  auto consumer_conf = kafka::makeKafkaConf(consumer_props);
+  if (!consumer_conf) return consumer_conf.status().withPrefix("consumer configuration: ");
+  rd_kafka_conf_set_rebalance_cb(consumer_conf->get(), &StreamProcessor::onRebalance);
+  rd_kafka_conf_set_opaque(consumer_conf->get(), this);
+  auto consumer = kafka::makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*consumer_conf));
+  if (!consumer) return consumer.status().withPrefix("consumer: ");
+  consumer_ = std::move(*consumer);
+  // Every event (rebalances included) then reaches rd_kafka_consumer_poll(). It fails only for a
+  // client without a consumer group, which a consumer with group.id is not.
+  if (const auto err = rd_kafka_poll_set_consumer(consumer_.get());
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return base::Status::failed(std::string("consumer: ") + rd_kafka_err2str(err));
+  }
 
   restorer_ = std::make_unique<ChangelogRestorer>(
       common, config_.changelog_topic, db_,
       ChangelogRestorer::Options{ChangelogRestorer::Role::kActive, &leases_});
-  if (auto e = restorer_->start()) return e;
+  if (auto e = restorer_->start(); !e.ok()) return e;
   input_ =
       std::make_unique<KafkaInput>(consumer_.get(), config_.input_topic, config_.auto_offset_reset);
   detectors::PipelineOptions pipeline;
@@ -182,23 +187,24 @@ std::optional<std::string> StreamProcessor::replaceProducers() {
     std::string error;
     if (!alerts_->restart(error)) return "alert producer: " + error;
   }
-  if (auto e = producer_->restart()) return e;
+  // ProducerRecovery's interface takes the message alone.
+  if (auto e = producer_->restart(); !e.ok()) return e.message();
   output_->attachProducer(producer_->get());
   return std::nullopt;
 }
 
-std::optional<std::string> StreamProcessor::startStandbys(const kafka::KafkaProperties& common) {
-  if (config_.standby_replicas == 0) return std::nullopt;
+base::Status StreamProcessor::startStandbys(const kafka::KafkaProperties& common) {
+  if (config_.standby_replicas == 0) return {};
   // The placement follows the group's owner map, which the embedded cluster cannot describe
   // (and an embedded run has one member anyway).
   if (config_.embedded_kafka) {
     spdlog::warn("--standby-replicas: no standby copies with the embedded cluster (one member)");
-    return std::nullopt;
+    return {};
   }
   standby_restorer_ = std::make_unique<ChangelogRestorer>(
       common, config_.changelog_topic, db_,
       ChangelogRestorer::Options{ChangelogRestorer::Role::kStandby, &leases_});
-  if (auto e = standby_restorer_->start()) return "standby " + *e;
+  if (auto e = standby_restorer_->start(); !e.ok()) return e.withPrefix("standby ");
   StandbyReplicas::Options options;
   options.replicas = config_.standby_replicas;
   options.self = common.at("client.id");  // how the owner map names members
@@ -211,15 +217,15 @@ std::optional<std::string> StreamProcessor::startStandbys(const kafka::KafkaProp
   spdlog::info("keeping {} standby cop{} of partitions owned elsewhere, caught up every {} ms",
                config_.standby_replicas, config_.standby_replicas == 1 ? "y" : "ies",
                config_.standby_interval_ms);
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> StreamProcessor::startFencer(
-    const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props) {
+base::Status StreamProcessor::startFencer(const kafka::KafkaProperties& common,
+                                          const kafka::KafkaProperties& producer_props) {
   const std::string& client_id = common.at("client.id");
   // The mock cluster answers DescribeConsumerGroups in a way that wedges librdkafka 2.0.2, and
   // an embedded run has one member anyway.
-  if (config_.embedded_kafka) return std::nullopt;
+  if (config_.embedded_kafka) return {};
   // Members are told apart by group.instance.id, else by client.id: with neither naming the
   // instance, a live member could not be told from a departed one, and nobody is fenced.
   const bool client_id_is_instance = client_id == config_.instance_id;
@@ -228,7 +234,7 @@ std::optional<std::string> StreamProcessor::startFencer(
         "kafka client.id {} is not the instance id and membership is not static: departed owners "
         "are not fenced (a transaction a dead owner left open ends at transaction.timeout.ms)",
         client_id);
-    return std::nullopt;
+    return {};
   }
   TransactionFencer::Options options;
   options.group_id = config_.group_id;
@@ -241,9 +247,9 @@ std::optional<std::string> StreamProcessor::startFencer(
   if (client_id_is_instance) previous_owner = [admin](int32_t p) { return admin->ownerOf(p); };
   // Not admin_client_: reading the group's committed offsets needs a client with a consumer
   // group (kafka::makeGroupAdminClient says why).
-  std::string error;
-  fencer_client_ = kafka::makeGroupAdminClient(common, config_.group_id, error);
-  if (!fencer_client_) return "fencer client: " + error;
+  auto fencer_client = kafka::makeGroupAdminClient(common, config_.group_id);
+  if (!fencer_client) return fencer_client.status().withPrefix("fencer client: ");
+  fencer_client_ = std::move(*fencer_client);
   auto* fenced = &metrics_.fenced_owners;
   fencer_ = std::make_unique<TransactionFencer>(
       options,
@@ -256,10 +262,10 @@ std::optional<std::string> StreamProcessor::startFencer(
                                                                            : "rejoined";
         fenced->Add({{"result", label}}).Increment();
       });
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> StreamProcessor::checkRecordLimits(size_t producer_limit) {
+base::Status StreamProcessor::checkRecordLimits(size_t producer_limit) {
   // A dead letter is cut to the smaller of the producer's and the topic's limit; a card's
   // changelog record cannot be cut, so the largest one must fit from the start.
   // (The mock cluster does not answer DescribeConfigs: an embedded run takes the producer's.)
@@ -273,15 +279,16 @@ std::optional<std::string> StreamProcessor::checkRecordLimits(size_t producer_li
   const size_t largest = state::maxEncodedCardStateBytes(config_.detector.max_events) +
                          detectors::CardRef{}.bytes.size();
   if (largest + kDeadLetterReserveBytes > changelog_limit) {
-    return "--max-events " + std::to_string(config_.detector.max_events) +
-           ": one card's changelog record can reach " + std::to_string(largest) +
-           " bytes, over the " + std::to_string(changelog_limit) +
-           "-byte record limit (the producer's message.max.bytes and the changelog topic's "
-           "max.message.bytes, the smaller); lower --max-events or raise both limits";
+    return base::Status::invalidArgument(
+        "--max-events " + std::to_string(config_.detector.max_events) +
+        ": one card's changelog record can reach " + std::to_string(largest) + " bytes, over the " +
+        std::to_string(changelog_limit) +
+        "-byte record limit (the producer's message.max.bytes and the changelog topic's "
+        "max.message.bytes, the smaller); lower --max-events or raise both limits");
   }
   spdlog::info("record limits: dead letters {} bytes, changelog {} bytes (largest card state {})",
                dlq_limit, changelog_limit, largest);
-  return std::nullopt;
+  return {};
 }
 
 int StreamProcessor::run() {

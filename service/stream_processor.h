@@ -49,8 +49,8 @@ class StreamProcessor final {
   StreamProcessor& operator=(const StreamProcessor&) = delete;
 
   // Creates the clients, checks the topics and their record limits, initialises transactions.
-  // An error message when any of it fails.
-  [[nodiscard]] std::optional<std::string> start();
+  // An error when any of it fails.
+  [[nodiscard]] base::Status start();
   // Consumes until requestStop(), then stops cleanly: commits, checkpoints, leaves the group.
   // Returns the process exit status: 0 for a clean stop within the deadline.
   [[nodiscard]] int run();
@@ -61,27 +61,27 @@ class StreamProcessor final {
  private:
   static void onRebalance(rd_kafka_t* consumer, rd_kafka_resp_err_t err,
                           rd_kafka_topic_partition_list_t* partitions, void* opaque);
-  [[nodiscard]] std::optional<std::string> checkRecordLimits(size_t producer_limit);
+  [[nodiscard]] base::Status checkRecordLimits(size_t producer_limit);
   // start()'s steps, in order (client settings: client_settings.h). The admin client, the
   // topics' check, the fencer and the record limits.
-  [[nodiscard]] std::optional<std::string> startAdmin(const kafka::KafkaProperties& common,
-                                                      const kafka::KafkaProperties& producer_props);
+  [[nodiscard]] base::Status startAdmin(const kafka::KafkaProperties& common,
+                                        const kafka::KafkaProperties& producer_props);
   // The transactional producer and output, and the immediate alerts' producer when chosen.
-  [[nodiscard]] std::optional<std::string> startOutputs(
-      const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props);
+  [[nodiscard]] base::Status startOutputs(const kafka::KafkaProperties& common,
+                                          const kafka::KafkaProperties& producer_props);
   // The consumer, the restorer, the tasks and the standbys.
-  [[nodiscard]] std::optional<std::string> startInput(const kafka::KafkaProperties& common,
-                                                      const kafka::KafkaProperties& consumer_props);
+  [[nodiscard]] base::Status startInput(const kafka::KafkaProperties& common,
+                                        const kafka::KafkaProperties& consumer_props);
   // The commit coordinator, the recovery bound and the stream thread, wired; the view attached.
   void startStreamThread();
   // The standby restorer and its rounds (--standby-replicas); nothing without them.
-  [[nodiscard]] std::optional<std::string> startStandbys(const kafka::KafkaProperties& common);
+  [[nodiscard]] base::Status startStandbys(const kafka::KafkaProperties& common);
   // After a fatal producer error (ProducerRecovery): the alerts' producer made again if it
   // failed, the transactional producer always, the output attached to the new one.
   [[nodiscard]] std::optional<std::string> replaceProducers();
   // The fencer of departed owners' transactions, unless members cannot be told apart.
-  [[nodiscard]] std::optional<std::string> startFencer(
-      const kafka::KafkaProperties& common, const kafka::KafkaProperties& producer_props);
+  [[nodiscard]] base::Status startFencer(const kafka::KafkaProperties& common,
+                                         const kafka::KafkaProperties& producer_props);
 
   ServiceConfig config_;
   kafka::KafkaProperties kafka_;

@@ -188,8 +188,8 @@ void TaskManager::rebuild(int32_t partition) {
     PartitionTask* t = task(partition);
     t->restart(t->restoreTicket());
   }
-  if (auto error = state_.clearPartition(partition)) {
-    spdlog::error("partition {}: cannot clear local state: {}", partition, *error);
+  if (const auto cleared = state_.clearPartition(partition); !cleared.ok()) {
+    spdlog::error("partition {}: cannot clear local state: {}", partition, cleared.message());
   }
   restoreUnder({partition});
 }

@@ -82,28 +82,28 @@ TopicAdmin::~TopicAdmin() {
   if (refresher_.joinable()) refresher_.join();
 }
 
-std::optional<std::string> TopicAdmin::checkTopics() {
-  std::string error;
+base::Status TopicAdmin::checkTopics() {
   for (const auto* topic : {&config_.input_topic, &config_.alerts_topic, &config_.dlq_topic}) {
-    const auto count = kafka::topicPartitionCount(client_, *topic, kBlockingCallMs, error);
-    if (!count) return error;
+    const auto count = kafka::topicPartitionCount(client_, *topic, kBlockingCallMs);
+    if (!count) return count.status();
     if (topic == &config_.input_topic) input_partitions_ = *count;
   }
   return ensureChangelogTopic();
 }
 
-std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
-  const auto info = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
-  if (info.status == kafka::TopicStatus::kFound) {
-    if (info.partitions == input_partitions_) {
+base::Status TopicAdmin::ensureChangelogTopic() {
+  const auto partitions = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
+  if (partitions) {
+    if (*partitions == input_partitions_) {
       adviseOnChangelogCompaction();
-      return std::nullopt;
+      return {};
     }
-    return "changelog topic " + config_.changelog_topic + " has " +
-           std::to_string(info.partitions) + " partitions; it needs as many as " +
-           config_.input_topic + " (" + std::to_string(input_partitions_) + ")";
+    return base::Status::failed("changelog topic " + config_.changelog_topic + " has " +
+                                std::to_string(*partitions) + " partitions; it needs as many as " +
+                                config_.input_topic + " (" + std::to_string(input_partitions_) +
+                                ")");
   }
-  if (info.status != kafka::TopicStatus::kUnknownTopic) return info.error;
+  if (partitions.code() != base::StatusCode::kNotFound) return partitions.status();
   // Like Kafka Streams' internal topics: created on first start, compacted, one partition per
   // input partition.
   kafka::NewTopic topic;
@@ -111,8 +111,7 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
   topic.partitions = input_partitions_;
   topic.replication_factor = config_.changelog_replication_factor;
   topic.config = changelogTopicConfig();
-  std::string error;
-  if (!kafka::createTopic(client_, topic, kBlockingCallMs, error)) {
+  if (const auto created = kafka::createTopic(client_, topic, kBlockingCallMs); !created.ok()) {
     // Another instance may have created it meanwhile (two starting together both find it
     // absent): the broker then refuses ours as existing before its metadata names the topic,
     // so look again until it does, within the same bound.
@@ -121,25 +120,23 @@ std::optional<std::string> TopicAdmin::ensureChangelogTopic() {
     while (true) {
       const auto again = kafka::describeTopic(client_, config_.changelog_topic, kBlockingCallMs);
       // Found: checked as any existing changelog topic is (this creates nothing again).
-      if (again.status == kafka::TopicStatus::kFound) return ensureChangelogTopic();
+      if (again.ok()) return ensureChangelogTopic();
       if (std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return "cannot create changelog topic " + config_.changelog_topic + ": " + error;
+    return created.withPrefix("cannot create changelog topic " + config_.changelog_topic + ": ");
   }
   spdlog::info("created changelog topic {} ({} partitions, compacted, segments of 8 MiB or 10 min)",
                config_.changelog_topic, input_partitions_);
-  return std::nullopt;
+  return {};
 }
 
 void TopicAdmin::adviseOnChangelogCompaction() {
   // The mock cluster does not answer DescribeConfigs.
   if (config_.embedded_kafka) return;
-  std::string error;
-  const auto config =
-      kafka::describeTopicConfig(client_, config_.changelog_topic, kBlockingCallMs, error);
+  const auto config = kafka::describeTopicConfig(client_, config_.changelog_topic, kBlockingCallMs);
   if (!config) {
-    spdlog::debug("changelog topic {}: {}", config_.changelog_topic, error);
+    spdlog::debug("changelog topic {}: {}", config_.changelog_topic, config.message());
     return;
   }
   if (auto advice = changelogCompactionAdvice(config_.changelog_topic, *config)) {
@@ -148,9 +145,8 @@ void TopicAdmin::adviseOnChangelogCompaction() {
 }
 
 std::optional<size_t> TopicAdmin::maxMessageBytes(const std::string& topic) {
-  std::string error;
-  const auto config = kafka::describeTopicConfig(client_, topic, kBlockingCallMs, error);
-  if (!config) return std::nullopt;
+  const auto config = kafka::describeTopicConfig(client_, topic, kBlockingCallMs);
+  if (!config) return std::nullopt;  // unknown: the caller keeps the producer's own limit
   const auto limit = entryOr<int64_t>(*config, "max.message.bytes", -1);
   if (limit < 0) return std::nullopt;
   return static_cast<size_t>(limit);
@@ -186,9 +182,14 @@ std::map<int32_t, std::string> TopicAdmin::owners() const {
 }
 
 std::optional<std::map<int32_t, std::string>> TopicAdmin::describeOwners() {
-  std::string error;
-  return kafka::groupPartitionOwners(client_, config_.group_id, config_.input_topic,
-                                     kDescribeGroupMs, error);
+  auto owners =
+      kafka::groupPartitionOwners(client_, config_.group_id, config_.input_topic, kDescribeGroupMs);
+  if (!owners) {
+    // Kept as they were until the next refresh answers.
+    spdlog::debug("owners of {}: {}", config_.input_topic, owners.message());
+    return std::nullopt;
+  }
+  return std::move(*owners);
 }
 
 }  // namespace fraud::service

@@ -47,7 +47,7 @@ class TopicAdmin {
 
   // Input, alerts and dead-letter topics exist; the changelog topic exists with as many
   // partitions as the input (created, compacted, when missing). An error message otherwise.
-  [[nodiscard]] std::optional<std::string> checkTopics();
+  [[nodiscard]] base::Status checkTopics();
   [[nodiscard]] int32_t inputPartitions() const { return input_partitions_; }
   // The topic's max.message.bytes, when the cluster tells.
   [[nodiscard]] std::optional<size_t> maxMessageBytes(const std::string& topic);
@@ -59,7 +59,7 @@ class TopicAdmin {
   [[nodiscard]] std::map<int32_t, std::string> owners() const FRAUD_EXCLUDES(mu_);
 
  private:
-  [[nodiscard]] std::optional<std::string> ensureChangelogTopic();
+  [[nodiscard]] base::Status ensureChangelogTopic();
   // Warns when the existing changelog's configuration lets it keep many records a card.
   void adviseOnChangelogCompaction();
   [[nodiscard]] std::optional<std::map<int32_t, std::string>> describeOwners();

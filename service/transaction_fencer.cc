@@ -39,12 +39,22 @@ KafkaFencingCluster::KafkaFencingCluster(rd_kafka_t* admin,
 
 std::optional<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
     const std::vector<int32_t>& partitions, std::string& error) {
-  return kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_,
-                                        error);
+  auto committers =
+      kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_);
+  if (!committers) {
+    error = committers.message();
+    return std::nullopt;
+  }
+  return std::move(*committers);
 }
 
 std::optional<std::vector<kafka::GroupMember>> KafkaFencingCluster::members(std::string& error) {
-  return kafka::groupMembers(admin_, group_id_, timeout_ms_, error);
+  auto members = kafka::groupMembers(admin_, group_id_, timeout_ms_);
+  if (!members) {
+    error = members.message();
+    return std::nullopt;
+  }
+  return std::move(*members);
 }
 
 bool KafkaFencingCluster::fence(const std::string& transactional_id) {
@@ -61,14 +71,14 @@ bool KafkaFencingCluster::fence(const std::string& transactional_id) {
                           deadline - std::chrono::steady_clock::now())
                           .count();
     const bool last = attempt >= patience_.producers || left <= patience_.first_wait_ms;
-    std::string error;
-    auto conf = kafka::makeKafkaConf(props, error);
-    kafka::KafkaHandle producer;
-    if (conf) producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-    if (!producer) {
-      spdlog::error("fencing {}: {}", transactional_id, error);
+    auto conf = kafka::makeKafkaConf(props);
+    auto made = conf ? kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf))
+                     : base::Result<kafka::KafkaHandle>(conf.status());
+    if (!made) {
+      spdlog::error("fencing {}: {}", transactional_id, made.message());
       return false;
     }
+    const kafka::KafkaHandle producer = std::move(*made);
     const kafka::KafkaError e(rd_kafka_init_transactions(
         producer.get(),
         last ? static_cast<int>(std::max<int64_t>(left, 1)) : patience_.first_wait_ms));

@@ -23,13 +23,13 @@ TransactionalProducer::TransactionalProducer(kafka::KafkaProperties properties,
       warm_topics_(std::move(warm_topics)),
       init_timeout_ms_(init_timeout_ms) {}
 
-std::optional<std::string> TransactionalProducer::start() {
-  std::string error;
-  auto conf = kafka::makeKafkaConf(properties_, error);
-  if (!conf) return "producer configuration: " + error;
-  TransactionalOutput::installDeliveryReports(conf.get());
-  handle_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  if (!handle_) return "producer: " + error;
+base::Status TransactionalProducer::start() {
+  auto conf = kafka::makeKafkaConf(properties_);
+  if (!conf) return conf.status().withPrefix("producer configuration: ");
+  TransactionalOutput::installDeliveryReports(conf->get());
+  auto handle = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (!handle) return handle.status().withPrefix("producer: ");
+  handle_ = std::move(*handle);
   // A coordinator failing over (the reason we may be here) answers late: a retriable error is
   // retried within the patience, as librdkafka allows.
   const auto give_up_at =
@@ -43,19 +43,19 @@ std::optional<std::string> TransactionalProducer::start() {
     const std::string text = rd_kafka_error_string(e.get());
     if (!rd_kafka_error_is_retriable(e.get()) || std::chrono::steady_clock::now() >= give_up_at) {
       handle_.reset();
-      return "init transactions: " + text;
+      return base::Status::failed("init transactions: " + text);
     }
     spdlog::warn("init transactions: {}; retrying", text);
   }
   // Leaders now, not inside the first transactions (librdkafka then holds those commits for up
   // to a second while it asks).
   for (const auto& topic : warm_topics_) {
-    (void)kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs);
+    kafka::describeTopic(handle_.get(), topic, kWarmUpTimeoutMs).ignoreError();
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> TransactionalProducer::restart() {
+base::Status TransactionalProducer::restart() {
   handle_.reset();
   return start();
 }

@@ -27,11 +27,11 @@ class TransactionalProducer {
                         int init_timeout_ms = 30'000);
 
   // Creates the producer and initialises transactions (a retriable error retried for up to
-  // `init_timeout_ms` in all); an error message when either fails.
-  [[nodiscard]] std::optional<std::string> start();
-  // Destroys the current producer and starts a new one as start() does; an error message (and
-  // no producer: get() is null) when that fails.
-  [[nodiscard]] std::optional<std::string> restart();
+  // `init_timeout_ms` in all); an error when either fails.
+  [[nodiscard]] base::Status start();
+  // Destroys the current producer and starts a new one as start() does; an error (and no
+  // producer: get() is null) when that fails.
+  [[nodiscard]] base::Status restart();
 
   // The producer; null before start() and after a failed restart().
   [[nodiscard]] rd_kafka_t* get() const { return handle_.get(); }

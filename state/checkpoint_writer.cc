@@ -111,14 +111,14 @@ void CheckpointWriter::write(const Job& job) {
   FRAUD_SYNC_POINT_CALLBACK("CheckpointWriter::write:InjectError", &injected);
   if (status.ok() && !injected.empty()) status = rocksdb::Status::IOError(injected);
 #endif
-  const auto error = status.ok() ? db_.write(batch) : Database::describe(status);
+  const auto written = status.ok() ? db_.write(batch) : Database::toStatus(status);
   if (observer_) {
     observer_(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   {
     base::MutexLock lock(progress.mu);
-    if (error) {
-      progress.error = error;
+    if (!written.ok()) {
+      progress.error = written.message();
     } else {
       progress.written.store(committed.seq);
     }

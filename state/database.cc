@@ -49,30 +49,37 @@ std::string Database::describe(const rocksdb::Status& status) {
   return "RocksDB: " + status.ToString();
 }
 
-std::unique_ptr<Database> Database::open(const StateDbOptions& options, std::string& error) {
+base::Status Database::toStatus(const rocksdb::Status& status) {
+  if (status.ok()) return {};
+  return base::Status::ioError(describe(status));
+}
+
+base::Result<std::unique_ptr<Database>> Database::open(const StateDbOptions& options) {
   // RocksDB creates the last directory of the path only. (A path that exists as something
   // else is left for RocksDB to refuse.)
   std::error_code ec;
   if (!std::filesystem::exists(options.dir, ec))
     std::filesystem::create_directories(options.dir, ec);
   if (ec) {
-    error = "cannot open state in " + options.dir + ": cannot create it: " + ec.message();
-    return nullptr;
+    return base::Status::ioError("cannot open state in " + options.dir +
+                                 ": cannot create it: " + ec.message());
   }
   std::unique_ptr<Database> database(new Database());
   const rocksdb::Options db_options = databaseOptions(options);
   rocksdb::DB* db = nullptr;
   const auto status = rocksdb::DB::Open(db_options, options.dir, &db);
   if (!status.ok()) {
-    error = "cannot open state in " + options.dir + ": " + describe(status);
-    return nullptr;
+    return toStatus(status).withPrefix("cannot open state in " + options.dir + ": ");
   }
   database->db_.reset(db);
   // The changelog is the durable copy (see StateDb).
   database->write_options_.disableWAL = true;
-  // RocksDB's flush and compaction threads run below the ingest thread.
+  // RocksDB's flush and compaction threads run below the ingest thread. Where the platform
+  // refuses (no thread priorities: RocksDB's NotSupported) they run at the normal priority,
+  // which is slower ingest under load, not wrong state: the database opens all the same.
   for (const auto pool : {rocksdb::Env::Priority::LOW, rocksdb::Env::Priority::HIGH}) {
-    (void)rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow);
+    toStatus(rocksdb::Env::Default()->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow))
+        .ignoreError();
   }
   // Restored files are read back at once (the card cache is warmed from them) and most of their
   // cards change within minutes: uncompressed, like the young levels.
@@ -80,57 +87,57 @@ std::unique_ptr<Database> Database::open(const StateDbOptions& options, std::str
   database->sst_options_.compression_per_level.clear();
   database->sst_options_.compression = rocksdb::kNoCompression;
   database->restore_budget_ = static_cast<int64_t>(options.restore_buffer_mb) << 20;
-  if (auto problem = database->checkFormat(options.dir)) {
-    error = *problem;
-    return nullptr;
-  }
-  if (auto problem = database->prepareRestoreDir(options.dir)) {
-    error = *problem;
-    return nullptr;
-  }
+  if (auto format = database->checkFormat(options.dir); !format.ok()) return format;
+  if (auto restore = database->prepareRestoreDir(options.dir); !restore.ok()) return restore;
   return database;
 }
 
-std::optional<std::string> Database::checkFormat(const std::string& dir) {
+base::Status Database::checkFormat(const std::string& dir) {
   try {
     const auto format = get(std::string(kFormatKey));
     if (format && *format != kFormatVersion) {
-      return "state in " + dir + " has format version " + *format + "; this build reads version " +
-             std::string(kFormatVersion) +
-             ". Move the directory away: the state is then restored from the changelog topic";
+      return base::Status::failed(
+          "state in " + dir + " has format version " + *format + "; this build reads version " +
+          std::string(kFormatVersion) +
+          ". Move the directory away: the state is then restored from the changelog topic");
     }
-    if (format) return std::nullopt;
+    if (format) return {};
   } catch (const detectors::CardStoreError& e) {
-    return "cannot read state in " + dir + ": " + e.what();
+    return base::Status::ioError("cannot read state in " + dir + ": " + e.what());
   }
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   it->SeekToFirst();
   if (it->Valid()) {
-    return "state in " + dir +
-           " has no format version: it was not written by fraud-detector; move it away";
+    return base::Status::failed("state in " + dir +
+                                " has no format version: it was not written by fraud-detector; "
+                                "move it away");
+  }
+  if (!it->status().ok()) {
+    return toStatus(it->status()).withPrefix("cannot read state in " + dir + ": ");
   }
   // Flushed at once: restores ingest files that survive a crash, and the memtable does not.
   auto put = db_->Put(write_options_, kFormatKey, kFormatVersion);
   if (put.ok()) put = db_->Flush(rocksdb::FlushOptions());
-  if (!put.ok()) return "cannot initialise state in " + dir + ": " + describe(put);
-  return std::nullopt;
+  return toStatus(put).withPrefix("cannot initialise state in " + dir + ": ");
 }
 
-std::optional<std::string> Database::prepareRestoreDir(const std::string& dir) {
+base::Status Database::prepareRestoreDir(const std::string& dir) {
   restore_dir_ = (std::filesystem::path(dir) / "restore").string();
   // Files left by a restore that a crash interrupted were never ingested: drop them.
   std::error_code ec;
   std::filesystem::remove_all(restore_dir_, ec);
   if (!ec) std::filesystem::create_directories(restore_dir_, ec);
-  if (ec) return "cannot prepare " + restore_dir_ + ": " + ec.message();
-  return std::nullopt;
+  if (ec) return base::Status::ioError("cannot prepare " + restore_dir_ + ": " + ec.message());
+  return {};
 }
+
+base::Status Database::flush() { return toStatus(db_->Flush(rocksdb::FlushOptions())); }
 
 Database::~Database() {
   if (db_ == nullptr) return;  // open() failed before RocksDB opened
-  // Without a write-ahead log, only flushed memtables survive the process.
-  const auto status = db_->Flush(rocksdb::FlushOptions());
-  (void)status;  // a failed flush only means a longer restore from the changelog next time
+  // Without a write-ahead log, only flushed memtables survive the process. A failed flush only
+  // means a longer restore from the changelog next time (from the last flushed checkpoint).
+  flush().ignoreError();
 }
 
 std::optional<std::string> Database::get(const std::string& key) {
@@ -141,49 +148,44 @@ std::optional<std::string> Database::get(const std::string& key) {
   return value;
 }
 
-std::optional<std::string> Database::holdsPrefix(const std::string& prefix, bool& holds) {
+base::Result<bool> Database::holdsPrefix(const std::string& prefix) {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   it->Seek(prefix);
-  holds = it->Valid() && it->key().starts_with(prefix);
-  if (!it->status().ok()) return describe(it->status());
-  return std::nullopt;
+  const bool holds = it->Valid() && it->key().starts_with(prefix);
+  if (!it->status().ok()) return toStatus(it->status());
+  return holds;
 }
 
-std::optional<std::string> Database::write(rocksdb::WriteBatch& batch) {
-  const auto status = db_->Write(write_options_, &batch);
-  if (!status.ok()) return describe(status);
-  return std::nullopt;
+base::Status Database::write(rocksdb::WriteBatch& batch) {
+  return toStatus(db_->Write(write_options_, &batch));
 }
 
-std::optional<std::string> Database::put(const std::string& key, const std::string& value) {
-  const auto status = db_->Put(write_options_, key, value);
-  if (!status.ok()) return describe(status);
-  return std::nullopt;
+base::Status Database::put(const std::string& key, const std::string& value) {
+  return toStatus(db_->Put(write_options_, key, value));
 }
 
-std::optional<std::string> Database::clear(int32_t partition) {
+base::Status Database::clear(int32_t partition) {
   rocksdb::WriteBatch batch;
   auto status =
       batch.DeleteRange(partitionPrefix('C', partition), partitionPrefix('C', partition + 1));
   if (status.ok()) status = batch.Delete(checkpointKey(partition));
-  if (!status.ok()) return describe(status);
+  if (!status.ok()) return toStatus(status);
   return write(batch);
 }
 
-std::optional<std::string> Database::ingest(const std::string& path) {
+base::Status Database::ingest(const std::string& path) {
   rocksdb::IngestExternalFileOptions ingest;
   ingest.move_files = true;
   ingest.write_global_seqno = false;
-  const auto status = db_->IngestExternalFile({path}, ingest);
-  if (!status.ok()) return describe(status);
-  return std::nullopt;
+  return toStatus(db_->IngestExternalFile({path}, ingest));
 }
 
 uint64_t Database::diskBytes() {
   uint64_t sst = 0;
   uint64_t memtables = 0;
-  db_->GetIntProperty("rocksdb.live-sst-files-size", &sst);
-  db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &memtables);
+  // A property RocksDB does not report (it reports both) counts as 0 bytes.
+  if (!db_->GetIntProperty("rocksdb.live-sst-files-size", &sst)) sst = 0;
+  if (!db_->GetIntProperty("rocksdb.cur-size-all-mem-tables", &memtables)) memtables = 0;
   return sst + memtables;
 }
 

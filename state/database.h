@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
 #include "detectors/card_store.h"
 #include "state/state_db_options.h"
 
@@ -19,13 +20,13 @@ namespace fraud::state {
 // Internal (RocksDB types). The instance's RocksDB database: opened with its options and
 // memory budget, its format version checked, writes without a write-ahead log, memtables
 // flushed at close. Converts RocksDB's status at this edge: reads throw
-// detectors::CardStoreError, writes return an error message.
+// detectors::CardStoreError (the CardStore interface's), everything else returns a
+// base::Status (kIoError when RocksDB or the disk failed).
 // Thread-safety: every method may be called from any thread (rocksdb::DB is thread-safe).
 class Database {
  public:
-  // The database, or nothing with `error` set (bad directory, unreadable format version, ...).
-  [[nodiscard]] static std::unique_ptr<Database> open(const StateDbOptions& options,
-                                                      std::string& error);
+  // The database, or why not (bad directory, unreadable format version, ...).
+  [[nodiscard]] static base::Result<std::unique_ptr<Database>> open(const StateDbOptions& options);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -36,15 +37,18 @@ class Database {
   // call). Throws detectors::CardStoreError when RocksDB fails.
   template <typename Visit>
   void scan(const std::string& prefix, Visit&& visit);
-  // Whether any key starts with `prefix`; an error message when RocksDB fails.
-  [[nodiscard]] std::optional<std::string> holdsPrefix(const std::string& prefix, bool& holds);
+  // Whether any key starts with `prefix`, or RocksDB's error.
+  [[nodiscard]] base::Result<bool> holdsPrefix(const std::string& prefix);
 
-  [[nodiscard]] std::optional<std::string> write(rocksdb::WriteBatch& batch);
-  [[nodiscard]] std::optional<std::string> put(const std::string& key, const std::string& value);
+  [[nodiscard]] base::Status write(rocksdb::WriteBatch& batch);
+  [[nodiscard]] base::Status put(const std::string& key, const std::string& value);
   // Drops every card and the checkpoint of a partition.
-  [[nodiscard]] std::optional<std::string> clear(int32_t partition);
+  [[nodiscard]] base::Status clear(int32_t partition);
   // Moves a sorted file (written with sstOptions()) into the database.
-  [[nodiscard]] std::optional<std::string> ingest(const std::string& path);
+  [[nodiscard]] base::Status ingest(const std::string& path);
+  // Writes the memtables to disk (without a write-ahead log, only flushed state survives the
+  // process). Also done when the database is destroyed.
+  [[nodiscard]] base::Status flush();
 
   // Live SST and memtable bytes.
   [[nodiscard]] uint64_t diskBytes();
@@ -55,12 +59,15 @@ class Database {
   [[nodiscard]] std::atomic<int64_t>& restoreBytes() { return restore_bytes_; }
   [[nodiscard]] int64_t restoreBudget() const { return restore_budget_; }
 
+  // RocksDB's status as a message ("RocksDB: ...").
   [[nodiscard]] static std::string describe(const rocksdb::Status& status);
+  // RocksDB's status as ours: ok, or kIoError with describe()'s message.
+  [[nodiscard]] static base::Status toStatus(const rocksdb::Status& status);
 
  private:
   Database() = default;
-  [[nodiscard]] std::optional<std::string> checkFormat(const std::string& dir);
-  [[nodiscard]] std::optional<std::string> prepareRestoreDir(const std::string& dir);
+  [[nodiscard]] base::Status checkFormat(const std::string& dir);
+  [[nodiscard]] base::Status prepareRestoreDir(const std::string& dir);
 
   std::unique_ptr<rocksdb::DB> db_;
   rocksdb::WriteOptions write_options_;

@@ -120,11 +120,12 @@ std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::s
 
 std::optional<std::string> PartitionRestore::prepare() {
   if (prepared_) return std::nullopt;
-  bool holds_cards = false;
-  if (auto error = db_.holdsPrefix(partitionPrefix('C', partition_), holds_cards)) return error;
+  const auto holds = db_.holdsPrefix(partitionPrefix('C', partition_));
+  if (!holds) return holds.message();
+  const bool holds_cards = *holds;
   if (from_scratch_ && holds_cards) {
     // Left by a restore that did not finish: the changelog alone says what the partition holds.
-    if (auto error = db_.clear(partition_)) return error;
+    if (auto cleared = db_.clear(partition_); !cleared.ok()) return cleared.message();
   }
   partition_empty_ = from_scratch_ || !holds_cards;
   prepared_ = true;
@@ -172,7 +173,9 @@ std::optional<std::string> PartitionRestore::writeFile() {
     const std::string path = db_.newRestoreFile(partition_);
     size_t written = 0;
     auto error = writeSorted(path, written);
-    if (!error && written > 0) error = db_.ingest(path);
+    if (!error && written > 0) {
+      if (auto ingested = db_.ingest(path); !ingested.ok()) error = ingested.message();
+    }
     if (written > 0) {
       std::error_code ec;
       std::filesystem::remove(path, ec);  // moved when ingested; a failed file is dropped
@@ -196,7 +199,10 @@ std::optional<std::string> PartitionRestore::finish(
     const std::optional<PartitionCheckpoint>& checkpoint) {
   if (auto error = writeFile()) return error;
   if (!checkpoint) return std::nullopt;
-  return db_.put(checkpointKey(partition_), checkpoint->encode());
+  if (auto put = db_.put(checkpointKey(partition_), checkpoint->encode()); !put.ok()) {
+    return put.message();
+  }
+  return std::nullopt;
 }
 
 }  // namespace fraud::state

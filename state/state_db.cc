@@ -19,11 +19,11 @@ StateDb::StateDb(std::unique_ptr<Database> db, int64_t card_cache_budget)
 // The writer finishes its queue before the database flushes its memtables and closes.
 StateDb::~StateDb() = default;
 
-std::unique_ptr<StateDb> StateDb::open(const StateDbOptions& options, std::string& error) {
-  auto db = Database::open(options, error);
-  if (db == nullptr) return nullptr;
+base::Result<std::unique_ptr<StateDb>> StateDb::open(const StateDbOptions& options) {
+  auto db = Database::open(options);
+  if (!db) return db.status();
   return std::unique_ptr<StateDb>(
-      new StateDb(std::move(db), static_cast<int64_t>(options.card_cache_mb) << 20));
+      new StateDb(std::move(*db), static_cast<int64_t>(options.card_cache_mb) << 20));
 }
 
 std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
@@ -45,9 +45,8 @@ std::unique_ptr<PartitionRestore> StateDb::beginRestore(int32_t partition, bool 
   return std::unique_ptr<PartitionRestore>(new PartitionRestore(*db_, partition, from_scratch));
 }
 
-std::optional<std::string> StateDb::writeRestored(
-    int32_t partition, const std::vector<CardChange>& changes,
-    const std::optional<PartitionCheckpoint>& checkpoint) {
+base::Status StateDb::writeRestored(int32_t partition, const std::vector<CardChange>& changes,
+                                    const std::optional<PartitionCheckpoint>& checkpoint) {
   // In key order, and only the last change of each card: the changelog holds a card once per
   // commit that changed it, and the memtable's skip list inserts sorted keys with few
   // comparisons (as the checkpoint writer does).
@@ -63,18 +62,16 @@ std::optional<std::string> StateDb::writeRestored(
     if (i + 1 < order.size() && order[i + 1]->card_ref == change.card_ref) continue;  // newer
     const auto key = cardKey(partition, change.card_ref);
     const auto status = change.encoded ? batch.Put(key, *change.encoded) : batch.Delete(key);
-    if (!status.ok()) return Database::describe(status);
+    if (!status.ok()) return Database::toStatus(status);
   }
   if (checkpoint) {
     const auto status = batch.Put(checkpointKey(partition), checkpoint->encode());
-    if (!status.ok()) return Database::describe(status);
+    if (!status.ok()) return Database::toStatus(status);
   }
   return db_->write(batch);
 }
 
-std::optional<std::string> StateDb::clearPartition(int32_t partition) {
-  return db_->clear(partition);
-}
+base::Status StateDb::clearPartition(int32_t partition) { return db_->clear(partition); }
 
 uint64_t StateDb::diskBytes() { return db_->diskBytes(); }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "detectors/card_store.h"
 #include "state/card_cache.h"
 #include "state/card_change.h"
@@ -39,9 +40,8 @@ class RejectedCheckpoint : public detectors::CardStoreError {
 // partition's store from one thread at a time. The other methods may be called from any thread.
 class StateDb {
  public:
-  // The database, or nothing with `error` set (bad directory, unreadable format version, ...).
-  [[nodiscard]] static std::unique_ptr<StateDb> open(const StateDbOptions& options,
-                                                     std::string& error);
+  // The database, or why not (bad directory, unreadable format version, ...).
+  [[nodiscard]] static base::Result<std::unique_ptr<StateDb>> open(const StateDbOptions& options);
   ~StateDb();
   StateDb(const StateDb&) = delete;
   StateDb& operator=(const StateDb&) = delete;
@@ -60,12 +60,12 @@ class StateDb {
                                                                bool from_scratch);
   // Writes restored card states (from the changelog, in its order: a later change of a card
   // supersedes an earlier one) and, when given, the checkpoint they reach, in one batch through
-  // the memtables (in key order, each card once). An error message on failure.
-  [[nodiscard]] std::optional<std::string> writeRestored(
-      int32_t partition, const std::vector<CardChange>& changes,
-      const std::optional<PartitionCheckpoint>& checkpoint);
+  // the memtables (in key order, each card once). kIoError when RocksDB fails.
+  [[nodiscard]] base::Status writeRestored(int32_t partition,
+                                           const std::vector<CardChange>& changes,
+                                           const std::optional<PartitionCheckpoint>& checkpoint);
   // Drops every card and the checkpoint of a partition.
-  [[nodiscard]] std::optional<std::string> clearPartition(int32_t partition);
+  [[nodiscard]] base::Status clearPartition(int32_t partition);
 
   // Live SST and memtable bytes, for the state-size metric.
   [[nodiscard]] uint64_t diskBytes();

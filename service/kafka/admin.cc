@@ -27,88 +27,69 @@ KafkaEvent awaitResult(rd_kafka_queue_t* queue, int timeout_ms) {
 
 }  // namespace
 
-TopicInfo describeTopic(rd_kafka_t* client, const std::string& topic, int timeout_ms) {
-  TopicInfo info;
+Result<int32_t> describeTopic(rd_kafka_t* client, const std::string& topic, int timeout_ms) {
   TopicHandle handle(rd_kafka_topic_new(client, topic.c_str(), nullptr));
   const rd_kafka_metadata_t* raw = nullptr;
   const auto err = rd_kafka_metadata(client, 0, handle.get(), &raw, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    info.status = isUnreachable(err) ? TopicStatus::kUnreachable : TopicStatus::kFailed;
-    info.error = (info.status == TopicStatus::kUnreachable ? "broker unreachable: " : "") +
-                 std::string("no metadata for topic ") + topic + " within " +
-                 std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err);
-    return info;
+    const std::string message = "no metadata for topic " + topic + " within " +
+                                std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err);
+    if (isUnreachable(err)) return Status::unavailable("broker unreachable: " + message);
+    return Status::failed(message);
   }
   const Metadata metadata(raw, &rd_kafka_metadata_destroy);
-  if (metadata->topic_cnt != 1) {
-    info.status = TopicStatus::kUnknownTopic;
-    info.error = "topic " + topic + " does not exist";
-    return info;
-  }
+  if (metadata->topic_cnt != 1) return Status::notFound("topic " + topic + " does not exist");
   const auto& entry = metadata->topics[0];
   if (entry.err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
-    info.status = TopicStatus::kUnknownTopic;
-    info.error = "topic " + topic + " does not exist";
-  } else if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    info.status = TopicStatus::kFailed;
-    info.error = "topic " + topic + ": " + rd_kafka_err2str(entry.err);
-  } else if (entry.partition_cnt <= 0) {
-    info.status = TopicStatus::kFailed;
-    info.error = "topic " + topic + " has no partitions";
-  } else {
-    info.status = TopicStatus::kFound;
-    info.partitions = entry.partition_cnt;
+    return Status::notFound("topic " + topic + " does not exist");
   }
-  return info;
+  if (entry.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::failed("topic " + topic + ": " + rd_kafka_err2str(entry.err));
+  }
+  if (entry.partition_cnt <= 0) return Status::failed("topic " + topic + " has no partitions");
+  return entry.partition_cnt;
 }
 
-bool brokerReachable(rd_kafka_t* client, int timeout_ms, std::string& error) {
+Status brokerReachable(rd_kafka_t* client, int timeout_ms) {
   const rd_kafka_metadata_t* raw = nullptr;
   // all_topics=0 and no topic: brokers only, the cheapest request that needs an answer.
   const auto err = rd_kafka_metadata(client, 0, nullptr, &raw, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = std::string(isUnreachable(err) ? "broker unreachable" : "cluster metadata failed") +
-            " (no answer within " + std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err) +
-            ")";
-    return false;
+    const std::string why =
+        " (no answer within " + std::to_string(timeout_ms) + " ms: " + rd_kafka_err2str(err) + ")";
+    if (isUnreachable(err)) return Status::unavailable("broker unreachable" + why);
+    return Status::failed("cluster metadata failed" + why);
   }
   rd_kafka_metadata_destroy(raw);
-  return true;
+  return {};
 }
 
-std::optional<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string& topic,
-                                           int timeout_ms, std::string& error) {
+Result<int32_t> topicPartitionCount(rd_kafka_t* client, const std::string& topic, int timeout_ms) {
   using Clock = std::chrono::steady_clock;
   const auto settle_until =
       Clock::now() + std::chrono::milliseconds(std::min(timeout_ms, kUnknownTopicSettleMs));
   auto info = describeTopic(client, topic, timeout_ms);
-  while (info.status == TopicStatus::kUnknownTopic && Clock::now() < settle_until) {
+  while (info.code() == base::StatusCode::kNotFound && Clock::now() < settle_until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     info = describeTopic(client, topic, timeout_ms);
   }
-  if (info.status != TopicStatus::kFound) {
-    error = info.error;
-    return std::nullopt;
-  }
-  return info.partitions;
+  return info;
 }
 
-bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms, std::string& error) {
+Status createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms) {
   char message[512];
   std::unique_ptr<rd_kafka_NewTopic_t, decltype(&rd_kafka_NewTopic_destroy)> new_topic(
       rd_kafka_NewTopic_new(topic.name.c_str(), topic.partitions, topic.replication_factor, message,
                             sizeof(message)),
       &rd_kafka_NewTopic_destroy);
   if (!new_topic) {
-    error = "cannot create topic " + topic.name + ": " + message;
-    return false;
+    return Status::failed("cannot create topic " + topic.name + ": " + message);
   }
   for (const auto& [key, value] : topic.config) {
     if (const auto err = rd_kafka_NewTopic_set_config(new_topic.get(), key.c_str(), value.c_str());
         err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      error =
-          "cannot create topic " + topic.name + ": config " + key + ": " + rd_kafka_err2str(err);
-      return false;
+      return Status::failed("cannot create topic " + topic.name + ": config " + key + ": " +
+                            rd_kafka_err2str(err));
     }
   }
   std::unique_ptr<rd_kafka_AdminOptions_t, decltype(&rd_kafka_AdminOptions_destroy)> options(
@@ -116,40 +97,35 @@ bool createTopic(rd_kafka_t* client, const NewTopic& topic, int timeout_ms, std:
       &rd_kafka_AdminOptions_destroy);
   if (rd_kafka_AdminOptions_set_operation_timeout(options.get(), timeout_ms, message,
                                                   sizeof(message)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = std::string("cannot create topic: ") + message;
-    return false;
+    return Status::failed(std::string("cannot create topic: ") + message);
   }
   KafkaQueue queue(rd_kafka_queue_new(client));
   rd_kafka_NewTopic_t* topics[] = {new_topic.get()};
   rd_kafka_CreateTopics(client, topics, 1, options.get(), queue.get());
   const auto event = awaitResult(queue.get(), timeout_ms);
   if (!event) {
-    error = "creating topic " + topic.name + " timed out";
-    return false;
+    return Status::failed("creating topic " + topic.name + " timed out");
   }
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot create topic " + topic.name + ": " + rd_kafka_event_error_string(event.get());
-    return false;
+    return Status::failed("cannot create topic " + topic.name + ": " +
+                          rd_kafka_event_error_string(event.get()));
   }
   size_t count = 0;
   const auto* results =
       rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(event.get()), &count);
   if (count != 1) {
-    error = "cannot create topic " + topic.name + ": no result";
-    return false;
+    return Status::failed("cannot create topic " + topic.name + ": no result");
   }
   if (rd_kafka_topic_result_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error =
-        "cannot create topic " + topic.name + ": " + rd_kafka_topic_result_error_string(results[0]);
-    return false;
+    return Status::failed("cannot create topic " + topic.name + ": " +
+                          rd_kafka_topic_result_error_string(results[0]));
   }
-  return true;
+  return {};
 }
 
-std::optional<std::map<std::string, std::string>> describeTopicConfig(rd_kafka_t* client,
-                                                                      const std::string& topic,
-                                                                      int timeout_ms,
-                                                                      std::string& error) {
+Result<std::map<std::string, std::string>> describeTopicConfig(rd_kafka_t* client,
+                                                               const std::string& topic,
+                                                               int timeout_ms) {
   std::unique_ptr<rd_kafka_ConfigResource_t, decltype(&rd_kafka_ConfigResource_destroy)> resource(
       rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()),
       &rd_kafka_ConfigResource_destroy);
@@ -158,20 +134,19 @@ std::optional<std::map<std::string, std::string>> describeTopicConfig(rd_kafka_t
   rd_kafka_DescribeConfigs(client, resources, 1, nullptr, queue.get());
   const auto event = awaitResult(queue.get(), timeout_ms);
   if (!event) {
-    error = "describing the config of " + topic + " timed out";
-    return std::nullopt;
+    return Status::failed("describing the config of " + topic + " timed out");
   }
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot describe " + topic + ": " + rd_kafka_event_error_string(event.get());
-    return std::nullopt;
+    return Status::failed("cannot describe " + topic + ": " +
+                          rd_kafka_event_error_string(event.get()));
   }
   size_t count = 0;
   const auto* results = rd_kafka_DescribeConfigs_result_resources(
       rd_kafka_event_DescribeConfigs_result(event.get()), &count);
   if (count != 1 || rd_kafka_ConfigResource_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot describe " + topic + ": " +
-            (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result");
-    return std::nullopt;
+    return Status::failed(
+        "cannot describe " + topic + ": " +
+        (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result"));
   }
   std::map<std::string, std::string> config;
   size_t entries = 0;
@@ -183,9 +158,8 @@ std::optional<std::map<std::string, std::string>> describeTopicConfig(rd_kafka_t
   return config;
 }
 
-bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
-                      const std::map<std::string, std::string>& config, int timeout_ms,
-                      std::string& error) {
+Status alterTopicConfig(rd_kafka_t* client, const std::string& topic,
+                        const std::map<std::string, std::string>& config, int timeout_ms) {
   std::unique_ptr<rd_kafka_ConfigResource_t, decltype(&rd_kafka_ConfigResource_destroy)> resource(
       rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()),
       &rd_kafka_ConfigResource_destroy);
@@ -193,8 +167,7 @@ bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
     if (const auto err =
             rd_kafka_ConfigResource_set_config(resource.get(), key.c_str(), value.c_str());
         err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      error = "topic " + topic + " config " + key + ": " + rd_kafka_err2str(err);
-      return false;
+      return Status::failed("topic " + topic + " config " + key + ": " + rd_kafka_err2str(err));
     }
   }
   KafkaQueue queue(rd_kafka_queue_new(client));
@@ -202,58 +175,54 @@ bool alterTopicConfig(rd_kafka_t* client, const std::string& topic,
   rd_kafka_AlterConfigs(client, resources, 1, nullptr, queue.get());
   const auto event = awaitResult(queue.get(), timeout_ms);
   if (!event) {
-    error = "altering the config of " + topic + " timed out";
-    return false;
+    return Status::failed("altering the config of " + topic + " timed out");
   }
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot alter " + topic + ": " + rd_kafka_event_error_string(event.get());
-    return false;
+    return Status::failed("cannot alter " + topic + ": " +
+                          rd_kafka_event_error_string(event.get()));
   }
   size_t count = 0;
   const auto* results = rd_kafka_AlterConfigs_result_resources(
       rd_kafka_event_AlterConfigs_result(event.get()), &count);
   if (count != 1 || rd_kafka_ConfigResource_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot alter " + topic + ": " +
-            (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result");
-    return false;
+    return Status::failed(
+        "cannot alter " + topic + ": " +
+        (count == 1 ? rd_kafka_ConfigResource_error_string(results[0]) : "no result"));
   }
-  return true;
+  return {};
 }
 
-std::optional<Watermarks> queryWatermarks(rd_kafka_t* client, const std::string& topic,
-                                          int32_t partition, int timeout_ms, std::string& error) {
+Result<Watermarks> queryWatermarks(rd_kafka_t* client, const std::string& topic, int32_t partition,
+                                   int timeout_ms) {
   Watermarks marks;
   const auto err = rd_kafka_query_watermark_offsets(client, topic.c_str(), partition, &marks.low,
                                                     &marks.high, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot read the offsets of " + topic + "/" + std::to_string(partition) + ": " +
-            rd_kafka_err2str(err);
-    return std::nullopt;
+    return Status::failed("cannot read the offsets of " + topic + "/" + std::to_string(partition) +
+                          ": " + rd_kafka_err2str(err));
   }
   return marks;
 }
 
-std::optional<std::vector<int64_t>> highWatermarks(rd_kafka_t* client, const std::string& topic,
-                                                   int32_t partitions, int timeout_ms,
-                                                   std::string& error) {
+Result<std::vector<int64_t>> highWatermarks(rd_kafka_t* client, const std::string& topic,
+                                            int32_t partitions, int timeout_ms) {
   std::vector<int64_t> ends;
   ends.reserve(static_cast<size_t>(partitions));
   for (int32_t p = 0; p < partitions; ++p) {
-    const auto marks = queryWatermarks(client, topic, p, timeout_ms, error);
-    if (!marks) return std::nullopt;
+    const auto marks = queryWatermarks(client, topic, p, timeout_ms);
+    if (!marks) return marks.status();
     ends.push_back(marks->high);
   }
   return ends;
 }
 
-std::optional<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const std::string& topic,
-                                                     int32_t partitions, int timeout_ms,
-                                                     std::string& error) {
+Result<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const std::string& topic,
+                                              int32_t partitions, int timeout_ms) {
   auto list = makePartitionList(topic, partitions);
   if (const auto err = rd_kafka_committed(client, list.get(), timeout_ms);
       err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot read committed offsets on " + topic + ": " + rd_kafka_err2str(err);
-    return std::nullopt;
+    return Status::failed("cannot read committed offsets on " + topic + ": " +
+                          rd_kafka_err2str(err));
   }
   std::vector<int64_t> offsets(static_cast<size_t>(partitions), -1);
   for (int i = 0; i < list->cnt; ++i) {
@@ -268,92 +237,86 @@ std::optional<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const s
 
 namespace {
 
-// Describes `group` and visits each of its members; false with `error` set when the request
-// fails or times out.
-bool forEachGroupMember(rd_kafka_t* client, const std::string& group, int timeout_ms,
-                        std::string& error,
-                        const std::function<void(const rd_kafka_MemberDescription_t*)>& visit) {
+// Describes `group` and visits each of its members; an error when the request fails or times
+// out.
+Status forEachGroupMember(rd_kafka_t* client, const std::string& group, int timeout_ms,
+                          const std::function<void(const rd_kafka_MemberDescription_t*)>& visit) {
   const char* groups_asked[] = {group.c_str()};
   KafkaQueue queue(rd_kafka_queue_new(client));
   rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
   const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
   if (!event) {
-    error = "describing group " + group + " timed out";
-    return false;
+    return Status::failed("describing group " + group + " timed out");
   }
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot describe group " + group + ": " + rd_kafka_event_error_string(event.get());
-    return false;
+    return Status::failed("cannot describe group " + group + ": " +
+                          rd_kafka_event_error_string(event.get()));
   }
   size_t count = 0;
   const auto* groups = rd_kafka_DescribeConsumerGroups_result_groups(
       rd_kafka_event_DescribeConsumerGroups_result(event.get()), &count);
   for (size_t g = 0; g < count; ++g) {
     if (const auto* e = rd_kafka_ConsumerGroupDescription_error(groups[g]); e != nullptr) {
-      error = "cannot describe group " + group + ": " + rd_kafka_error_string(e);
-      return false;
+      return Status::failed("cannot describe group " + group + ": " + rd_kafka_error_string(e));
     }
     const size_t members = rd_kafka_ConsumerGroupDescription_member_count(groups[g]);
     for (size_t m = 0; m < members; ++m)
       visit(rd_kafka_ConsumerGroupDescription_member(groups[g], m));
   }
-  return true;
+  return {};
 }
 
 }  // namespace
 
-std::optional<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
-                                                                   const std::string& group,
-                                                                   const std::string& topic,
-                                                                   int timeout_ms,
-                                                                   std::string& error) {
+Result<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
+                                                            const std::string& group,
+                                                            const std::string& topic,
+                                                            int timeout_ms) {
   std::map<int32_t, std::string> owners;
-  const bool described =
-      forEachGroupMember(client, group, timeout_ms, error, [&](const auto* member) {
-        const auto* assigned =
-            rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
-        for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
-          if (topic == assigned->elems[i].topic) {
-            owners[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
-          }
-        }
-      });
-  if (!described) return std::nullopt;
+  auto described = forEachGroupMember(client, group, timeout_ms, [&](const auto* member) {
+    const auto* assigned =
+        rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+    for (int i = 0; assigned != nullptr && i < assigned->cnt; ++i) {
+      if (topic == assigned->elems[i].topic) {
+        owners[assigned->elems[i].partition] = rd_kafka_MemberDescription_client_id(member);
+      }
+    }
+  });
+  if (!described.ok()) return described;
   return owners;
 }
 
-std::optional<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
-                                                     int timeout_ms, std::string& error) {
+Result<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
+                                              int timeout_ms) {
   std::vector<GroupMember> result;
-  const bool described =
-      forEachGroupMember(client, group, timeout_ms, error, [&](const auto* member) {
-        const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
-        result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
-                                     instance != nullptr ? instance : ""});
-      });
-  if (!described) return std::nullopt;
+  auto described = forEachGroupMember(client, group, timeout_ms, [&](const auto* member) {
+    const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
+    result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
+                                 instance != nullptr ? instance : ""});
+  });
+  if (!described.ok()) return described;
   return result;
 }
 
-KafkaHandle makeGroupAdminClient(const KafkaProperties& common, const std::string& group,
-                                 std::string& error) {
+Result<KafkaHandle> makeGroupAdminClient(const KafkaProperties& common, const std::string& group) {
   KafkaProperties props = common;
   props["group.id"] = group;
   props["enable.auto.commit"] = "false";
   props.erase("group.instance.id");  // never a member: it must not take a static member's place
-  auto conf = makeKafkaConf(props, error);
-  if (!conf) return nullptr;
-  return makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
+  return makeKafkaClient(RD_KAFKA_CONSUMER, props);
 }
 
 namespace {
 
-// One ListConsumerGroupOffsets round of committedOffsetMetadata(); `code` says why it failed.
-std::optional<std::map<int32_t, std::string>> listOffsetMetadataOnce(
-    rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error,
-    rd_kafka_resp_err_t& code) {
-  code = RD_KAFKA_RESP_ERR_NO_ERROR;
+// One ListConsumerGroupOffsets round of committedOffsetMetadata(), and librdkafka's code for why
+// it failed (NO_ERROR when it did not fail, or failed before the broker answered).
+struct OffsetMetadataRound {
+  Result<std::map<int32_t, std::string>> metadata;
+  rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
+};
+OffsetMetadataRound listOffsetMetadataOnce(rd_kafka_t* client, const std::string& group,
+                                           const std::string& topic,
+                                           const std::vector<int32_t>& partitions, int timeout_ms) {
   auto asked = makePartitionList(static_cast<int>(partitions.size()));
   for (const int32_t p : partitions) {
     rd_kafka_topic_partition_list_add(asked.get(), topic.c_str(), p);
@@ -364,24 +327,26 @@ std::optional<std::map<int32_t, std::string>> listOffsetMetadataOnce(
       rd_kafka_AdminOptions_new(client, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS),
       &rd_kafka_AdminOptions_destroy);
   char reason[256];
-  rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, reason, sizeof(reason));
-  if (KafkaError e(rd_kafka_AdminOptions_set_require_stable_offsets(options.get(), 0)); e) {
-    error = rd_kafka_error_string(e.get());
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, reason,
+                                                sizeof(reason)) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_ListConsumerGroupOffsets_destroy(request);
-    return std::nullopt;
+    return {Status::failed("cannot list the committed offsets of group " + group + ": " + reason)};
+  }
+  if (KafkaError e(rd_kafka_AdminOptions_set_require_stable_offsets(options.get(), 0)); e) {
+    rd_kafka_ListConsumerGroupOffsets_destroy(request);
+    return {Status::failed(rd_kafka_error_string(e.get()))};
   }
   KafkaQueue queue(rd_kafka_queue_new(client));
   rd_kafka_ListConsumerGroupOffsets(client, &request, 1, options.get(), queue.get());
   rd_kafka_ListConsumerGroupOffsets_destroy(request);
   const auto event = awaitResult(queue.get(), timeout_ms);
   if (!event) {
-    error = "listing the committed offsets of group " + group + " timed out";
-    return std::nullopt;
+    return {Status::failed("listing the committed offsets of group " + group + " timed out")};
   }
-  if (code = rd_kafka_event_error(event.get()); code != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot list the committed offsets of group " + group + ": " +
-            rd_kafka_event_error_string(event.get());
-    return std::nullopt;
+  if (const auto code = rd_kafka_event_error(event.get()); code != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return {Status::failed("cannot list the committed offsets of group " + group + ": " +
+                           rd_kafka_event_error_string(event.get())),
+            code};
   }
   std::map<int32_t, std::string> result;
   size_t count = 0;
@@ -389,10 +354,9 @@ std::optional<std::map<int32_t, std::string>> listOffsetMetadataOnce(
       rd_kafka_event_ListConsumerGroupOffsets_result(event.get()), &count);
   for (size_t g = 0; g < count; ++g) {
     if (const auto* e = rd_kafka_group_result_error(groups[g]); e != nullptr) {
-      code = rd_kafka_error_code(e);
-      error =
-          "cannot list the committed offsets of group " + group + ": " + rd_kafka_error_string(e);
-      return std::nullopt;
+      return {Status::failed("cannot list the committed offsets of group " + group + ": " +
+                             rd_kafka_error_string(e)),
+              rd_kafka_error_code(e)};
     }
     const auto* offsets = rd_kafka_group_result_partitions(groups[g]);
     for (int i = 0; offsets != nullptr && i < offsets->cnt; ++i) {
@@ -405,30 +369,29 @@ std::optional<std::map<int32_t, std::string>> listOffsetMetadataOnce(
           std::string(static_cast<const char*>(elem.metadata), elem.metadata_size);
     }
   }
-  return result;
+  return {std::move(result)};
 }
 
 }  // namespace
 
-std::optional<std::map<int32_t, std::string>> committedOffsetMetadata(
+Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms, std::string& error) {
+    const std::vector<int32_t>& partitions, int timeout_ms) {
   // The group's coordinator moves when its broker fails: ask again, within the same deadline.
   constexpr auto kRetryBackoff = std::chrono::milliseconds(200);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    rd_kafka_resp_err_t code = RD_KAFKA_RESP_ERR_NO_ERROR;
-    auto owners =
-        listOffsetMetadataOnce(client, group, topic, partitions,
-                               static_cast<int>(std::max<int64_t>(1, left.count())), error, code);
+    auto round = listOffsetMetadataOnce(client, group, topic, partitions,
+                                        static_cast<int>(std::max<int64_t>(1, left.count())));
+    const auto code = round.code;
     const bool coordinator_moved = code == RD_KAFKA_RESP_ERR_NOT_COORDINATOR ||
                                    code == RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE ||
                                    code == RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
-    if (owners || !coordinator_moved ||
+    if (round.metadata || !coordinator_moved ||
         std::chrono::steady_clock::now() + kRetryBackoff >= deadline) {
-      return owners;
+      return std::move(round.metadata);
     }
     std::this_thread::sleep_for(kRetryBackoff);
   }

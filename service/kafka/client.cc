@@ -55,7 +55,7 @@ void setLogSink(LogSink new_sink) {
   to.current = std::move(new_sink);
 }
 
-KafkaConf makeKafkaConf(const KafkaProperties& properties, std::string& error) {
+base::Result<KafkaConf> makeKafkaConf(const KafkaProperties& properties) {
   KafkaConf conf(rd_kafka_conf_new());
   rd_kafka_conf_set_log_cb(conf.get(), &forwardLog);
   std::string problems;
@@ -67,25 +67,25 @@ KafkaConf makeKafkaConf(const KafkaProperties& properties, std::string& error) {
       problems += message;
     }
   }
-  if (!problems.empty()) {
-    error = problems;
-    return nullptr;
-  }
+  if (!problems.empty()) return base::Status::invalidArgument(problems);
   return conf;
 }
 
-KafkaHandle makeKafkaClient(rd_kafka_type_t type, KafkaConf conf, std::string& error) {
+base::Result<KafkaHandle> makeKafkaClient(rd_kafka_type_t type, KafkaConf conf) {
   char message[512];
   rd_kafka_t* client = rd_kafka_new(type, conf.get(), message, sizeof(message));
-  if (client == nullptr) {
-    error = message;
-    return nullptr;
-  }
+  if (client == nullptr) return base::Status::invalidArgument(message);
   (void)conf.release();  // owned by the client now
   return KafkaHandle(client);
 }
 
-KafkaHandle makeReader(const KafkaProperties& properties, bool read_committed, std::string& error) {
+base::Result<KafkaHandle> makeKafkaClient(rd_kafka_type_t type, const KafkaProperties& properties) {
+  auto conf = makeKafkaConf(properties);
+  if (!conf) return conf.status();
+  return makeKafkaClient(type, std::move(*conf));
+}
+
+base::Result<KafkaHandle> makeReader(const KafkaProperties& properties, bool read_committed) {
   // librdkafka wants a group.id even for assign(); this one never joins nor commits.
   KafkaProperties all = {{"group.id", "fraud-reader"}, {"auto.offset.reset", "earliest"}};
   for (const auto& [key, value] : properties) all[key] = value;
@@ -93,10 +93,15 @@ KafkaHandle makeReader(const KafkaProperties& properties, bool read_committed, s
   all["enable.auto.offset.store"] = "false";
   all["enable.partition.eof"] = "true";
   all["isolation.level"] = read_committed ? "read_committed" : "read_uncommitted";
-  auto conf = makeKafkaConf(all, error);
-  if (!conf) return nullptr;
-  auto client = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-  if (client) rd_kafka_poll_set_consumer(client.get());
+  auto conf = makeKafkaConf(all);
+  if (!conf) return conf.status();
+  auto client = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(*conf));
+  if (!client) return client;
+  if (const auto err = rd_kafka_poll_set_consumer(client->get());
+      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return base::Status::failed(std::string("cannot redirect the reader's queue: ") +
+                                rd_kafka_err2str(err));
+  }
   return client;
 }
 

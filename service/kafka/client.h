@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
+
 namespace fraud::kafka {
 
 // Owning handles for librdkafka's C objects.
@@ -55,18 +57,22 @@ using LogSink = std::function<void(LogLevel level, std::string_view client,
 // stderr per message at warning and above). Thread-safe; takes effect for clients already made.
 void setLogSink(LogSink sink);
 
-// A configuration with every property set and its log routed to the sink; nothing (and `error`
-// naming each rejected property) when librdkafka refuses any.
-[[nodiscard]] KafkaConf makeKafkaConf(const KafkaProperties& properties, std::string& error);
+// A configuration with every property set and its log routed to the sink; kInvalidArgument,
+// naming each rejected property, when librdkafka refuses any.
+[[nodiscard]] base::Result<KafkaConf> makeKafkaConf(const KafkaProperties& properties);
 
-// A client of the given type; nothing and `error` set on failure. Takes the configuration.
-[[nodiscard]] KafkaHandle makeKafkaClient(rd_kafka_type_t type, KafkaConf conf, std::string& error);
+// A client of the given type (never null); kInvalidArgument with librdkafka's reason when it
+// cannot be made. Takes the configuration.
+[[nodiscard]] base::Result<KafkaHandle> makeKafkaClient(rd_kafka_type_t type, KafkaConf conf);
+// Both steps at once, for a client that needs no callbacks set on its configuration.
+[[nodiscard]] base::Result<KafkaHandle> makeKafkaClient(rd_kafka_type_t type,
+                                                        const KafkaProperties& properties);
 
 // A consumer for reading by assign() (readToEnd): never joins a group, never commits, reports
 // partition ends; `read_committed` hides aborted and open transactions. `properties` (e.g.
 // bootstrap.servers, TLS) win over these defaults, except the ones reading needs.
-[[nodiscard]] KafkaHandle makeReader(const KafkaProperties& properties, bool read_committed,
-                                     std::string& error);
+[[nodiscard]] base::Result<KafkaHandle> makeReader(const KafkaProperties& properties,
+                                                   bool read_committed);
 
 [[nodiscard]] PartitionList makePartitionList(int size = 0);
 // Partitions 0..partitions-1 of `topic`.

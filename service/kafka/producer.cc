@@ -83,11 +83,19 @@ SyncProducer::SyncProducer(const KafkaProperties& properties) {
   all["enable.idempotence"] = "true";
   all["acks"] = "all";
   all.try_emplace("linger.ms", "0");
-  auto conf = makeKafkaConf(all, error_);
-  if (!conf) return;
-  rd_kafka_conf_set_dr_msg_cb(conf.get(), &SyncProducer::onDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), this);
-  producer_ = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error_);
+  auto conf = makeKafkaConf(all);
+  if (!conf) {
+    error_ = conf.message();
+    return;
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf->get(), &SyncProducer::onDelivery);
+  rd_kafka_conf_set_opaque(conf->get(), this);
+  auto producer = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  if (producer) {
+    producer_ = std::move(*producer);
+  } else {
+    error_ = producer.message();
+  }
 }
 
 void SyncProducer::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque) {

@@ -6,10 +6,10 @@
 
 namespace fraud::kafka {
 
-bool readToEnd(rd_kafka_t* consumer, const std::string& topic,
-               const std::vector<int64_t>& end_offsets,
-               const std::function<void(const rd_kafka_message_t&)>& visit, int stall_timeout_ms,
-               std::string& error) {
+base::Status readToEnd(rd_kafka_t* consumer, const std::string& topic,
+                       const std::vector<int64_t>& end_offsets,
+                       const std::function<void(const rd_kafka_message_t&)>& visit,
+                       int stall_timeout_ms) {
   const auto partitions = static_cast<int32_t>(end_offsets.size());
   std::vector<bool> done(end_offsets.size());
   size_t remaining = 0;
@@ -23,21 +23,20 @@ bool readToEnd(rd_kafka_t* consumer, const std::string& topic,
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p)->offset =
         RD_KAFKA_OFFSET_BEGINNING;
   }
-  if (remaining == 0) return true;
+  if (remaining == 0) return {};
   if (const auto err = rd_kafka_assign(consumer, list.get()); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot assign " + topic + ": " + rd_kafka_err2str(err);
-    return false;
+    return base::Status::failed("cannot assign " + topic + ": " + rd_kafka_err2str(err));
   }
   auto last_progress = std::chrono::steady_clock::now();
-  bool ok = true;
+  base::Status status;
   while (remaining > 0) {
     KafkaMessage message(rd_kafka_consumer_poll(consumer, 200));
     if (!message) {
       if (std::chrono::steady_clock::now() - last_progress >
           std::chrono::milliseconds(stall_timeout_ms)) {
-        error = "reading " + topic + " stalled for " + std::to_string(stall_timeout_ms) +
-                " ms with " + std::to_string(remaining) + " partition(s) short of their end offset";
-        ok = false;
+        status = base::Status::failed(
+            "reading " + topic + " stalled for " + std::to_string(stall_timeout_ms) + " ms with " +
+            std::to_string(remaining) + " partition(s) short of their end offset");
         break;
       }
       continue;
@@ -53,8 +52,8 @@ bool readToEnd(rd_kafka_t* consumer, const std::string& topic,
         --remaining;
       }
     } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      error = "reading " + topic + ": " + rd_kafka_message_errstr(message.get());
-      ok = false;
+      status =
+          base::Status::failed("reading " + topic + ": " + rd_kafka_message_errstr(message.get()));
       break;
     } else if (ours && message->offset < end_offsets[static_cast<size_t>(p)]) {
       visit(*message);
@@ -65,11 +64,10 @@ bool readToEnd(rd_kafka_t* consumer, const std::string& topic,
     }
   }
   if (const auto err = rd_kafka_assign(consumer, nullptr);
-      err != RD_KAFKA_RESP_ERR_NO_ERROR && ok) {
-    error = "cannot unassign " + topic + ": " + rd_kafka_err2str(err);
-    ok = false;
+      err != RD_KAFKA_RESP_ERR_NO_ERROR && status.ok()) {
+    status = base::Status::failed("cannot unassign " + topic + ": " + rd_kafka_err2str(err));
   }
-  return ok;
+  return status;
 }
 
 }  // namespace fraud::kafka

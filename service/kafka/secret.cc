@@ -8,15 +8,15 @@
 
 namespace fraud::kafka {
 
-std::optional<Secret> loadSecret(const std::optional<std::string>& file, std::string_view flag,
-                                 const char* env_var, std::string_view what, std::string& error) {
+base::Result<Secret> loadSecret(const std::optional<std::string>& file, std::string_view flag,
+                                const char* env_var, std::string_view what) {
   Secret secret;
   if (file) {
     secret.source = *file;
     std::ifstream in(*file, std::ios::binary);
     if (!in) {
-      error = "cannot read " + std::string(what) + " file " + *file + ": " + std::strerror(errno);
-      return std::nullopt;
+      return base::Status::invalidArgument("cannot read " + std::string(what) + " file " + *file +
+                                           ": " + std::strerror(errno));
     }
     std::ostringstream content;
     content << in.rdbuf();
@@ -26,25 +26,24 @@ std::optional<Secret> loadSecret(const std::optional<std::string>& file, std::st
     secret.source = env_var;
     secret.bytes = env;
   } else {
-    error = "no " + std::string(what) + ": pass " + std::string(flag) + " PATH or set " + env_var;
-    return std::nullopt;
+    return base::Status::invalidArgument("no " + std::string(what) + ": pass " + std::string(flag) +
+                                         " PATH or set " + env_var);
   }
   if (secret.bytes.empty()) {
-    error = "the " + std::string(what) + " from " + secret.source + " is empty";
-    return std::nullopt;
+    return base::Status::invalidArgument("the " + std::string(what) + " from " + secret.source +
+                                         " is empty");
   }
   return secret;
 }
 
-std::optional<Secret> loadCardHashKey(const std::optional<std::string>& key_file,
-                                      std::string& error) {
-  auto key = loadSecret(key_file, kCardHashKeyFlag, kCardHashKeyEnv, "card-hash key", error);
+base::Result<Secret> loadCardHashKey(const std::optional<std::string>& key_file) {
+  auto key = loadSecret(key_file, kCardHashKeyFlag, kCardHashKeyEnv, "card-hash key");
   if (key && key->bytes.size() < kMinCardHashKeyBytes) {
-    error = "the card-hash key from " + key->source + " is " + std::to_string(key->bytes.size()) +
-            " bytes; it must be at least " + std::to_string(kMinCardHashKeyBytes) +
-            " (a card lookup shows card -> card_ref pairs, from which a short key can be found "
-            "by brute force). Make one with: openssl rand -hex 32";
-    return std::nullopt;
+    return base::Status::invalidArgument(
+        "the card-hash key from " + key->source + " is " + std::to_string(key->bytes.size()) +
+        " bytes; it must be at least " + std::to_string(kMinCardHashKeyBytes) +
+        " (a card lookup shows card -> card_ref pairs, from which a short key can be found "
+        "by brute force). Make one with: openssl rand -hex 32");
   }
   return key;
 }

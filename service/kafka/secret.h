@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
+
 namespace fraud::kafka {
 
 // A secret handed to a program: never logged, never on a command line.
@@ -14,12 +16,12 @@ struct Secret {
 };
 
 // Reads a secret from `file` when given (its content less one trailing newline), else from the
-// environment variable `env_var` (its bytes as they are). Nothing, with `error` naming `what`
-// and the source, when the file cannot be read, the secret is empty, or neither source is given
-// (`error` then says to pass `flag` PATH or set `env_var`).
-[[nodiscard]] std::optional<Secret> loadSecret(const std::optional<std::string>& file,
-                                               std::string_view flag, const char* env_var,
-                                               std::string_view what, std::string& error);
+// environment variable `env_var` (its bytes as they are). kInvalidArgument, naming `what` and
+// the source, when the file cannot be read, the secret is empty, or neither source is given
+// (the message then says to pass `flag` PATH or set `env_var`).
+[[nodiscard]] base::Result<Secret> loadSecret(const std::optional<std::string>& file,
+                                              std::string_view flag, const char* env_var,
+                                              std::string_view what);
 
 inline constexpr const char* kCardHashKeyEnv = "FRAUD_CARD_HASH_KEY";
 inline constexpr const char* kCardHashKeyFlag = "--card-hash-key-file";
@@ -29,8 +31,7 @@ inline constexpr size_t kMinCardHashKeyBytes = 32;
 
 // The card-hash key (docs/rule.md §5): --card-hash-key-file, else FRAUD_CARD_HASH_KEY; refused when
 // shorter than kMinCardHashKeyBytes, with a message that says why and how to make one.
-[[nodiscard]] std::optional<Secret> loadCardHashKey(const std::optional<std::string>& key_file,
-                                                    std::string& error);
+[[nodiscard]] base::Result<Secret> loadCardHashKey(const std::optional<std::string>& key_file);
 
 // Whether neither source of the card-hash key is given (then a caller may choose a default).
 [[nodiscard]] bool cardHashKeyAbsent(const std::optional<std::string>& key_file);

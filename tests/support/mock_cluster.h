@@ -24,9 +24,9 @@ inline constexpr int16_t kApiEndTxn = 26;
 class MockCluster {
  public:
   MockCluster() {
-    std::string error;
-    auto conf = kafka::makeKafkaConf({{"log_level", "2"}}, error);
-    host_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
+    auto host = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, {{"log_level", "2"}});
+    EXPECT_TRUE(host) << host.message();
+    if (host) host_ = std::move(*host);
     cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
   }
   ~MockCluster() {
@@ -51,17 +51,18 @@ class MockCluster {
   // A transactional producer with transactions initialised.
   [[nodiscard]] kafka::KafkaHandle transactionalProducer(
       const std::string& transactional_id) const {
-    std::string error;
     auto conf = kafka::makeKafkaConf({{"bootstrap.servers", bootstrap()},
                                       {"transactional.id", transactional_id},
                                       {"enable.idempotence", "true"},
                                       {"linger.ms", "1"},
-                                      {"log_level", "2"}},
-                                     error);
-    EXPECT_TRUE(conf) << error;
-    TransactionalOutput::installDeliveryReports(conf.get());
-    auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-    EXPECT_TRUE(producer) << error;
+                                      {"log_level", "2"}});
+    EXPECT_TRUE(conf) << conf.message();
+    if (!conf) return nullptr;
+    TransactionalOutput::installDeliveryReports(conf->get());
+    auto made = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+    EXPECT_TRUE(made) << made.message();
+    if (!made) return nullptr;
+    kafka::KafkaHandle producer = std::move(*made);
     kafka::KafkaError init(rd_kafka_init_transactions(producer.get(), 10'000));
     EXPECT_FALSE(init) << (init ? rd_kafka_error_string(init.get()) : "");
     return producer;

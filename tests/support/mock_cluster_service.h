@@ -30,7 +30,7 @@ class RunningProcessor {
   RunningProcessor(const ServiceConfig& config, kafka::KafkaProperties kafka,
                    const detectors::CardHasher& hasher, state::StateDb& db, ServiceMetrics& metrics)
       : processor_(config, std::move(kafka), hasher, db, metrics) {
-    start_error_ = processor_.start();
+    if (const auto started = processor_.start(); !started.ok()) start_error_ = started.message();
     if (!start_error_) run_ = std::async(std::launch::async, [this] { return processor_.run(); });
   }
   ~RunningProcessor() { processor_.requestStop(); }  // then run_'s destructor waits for it

@@ -38,9 +38,9 @@ class TempStateDb {
   void close() { db_.reset(); }
   void reopen() {
     db_.reset();
-    std::string error;
-    db_ = state::StateDb::open(options_, error);
-    EXPECT_NE(db_, nullptr) << error;
+    auto db = state::StateDb::open(options_);
+    EXPECT_TRUE(db) << db.message();
+    if (db) db_ = std::move(*db);
   }
 
  private:

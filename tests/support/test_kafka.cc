@@ -45,8 +45,8 @@ std::string TestKafka::uniqueName(std::string_view prefix) {
 void TestKafka::createTopic(const std::string& name, int partitions, bool compact) {
   kafka::NewTopic topic{name, partitions, -1, {}};
   if (compact) topic.config["cleanup.policy"] = "compact";
-  std::string error;
-  ASSERT_TRUE(kafka::createTopic(producer_.client(), topic, 30'000, error)) << error;
+  const auto created = kafka::createTopic(producer_.client(), topic, 30'000);
+  ASSERT_TRUE(created.ok()) << created.message();
   // Wait until the metadata shows every partition with a leader.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (partitionCount(name) != partitions) {
@@ -57,9 +57,8 @@ void TestKafka::createTopic(const std::string& name, int partitions, bool compac
 
 void TestKafka::setTopicConfig(const std::string& topic, const std::string& key,
                                const std::string& value) {
-  std::string error;
-  EXPECT_TRUE(kafka::alterTopicConfig(producer_.client(), topic, {{key, value}}, 30'000, error))
-      << error;
+  const auto altered = kafka::alterTopicConfig(producer_.client(), topic, {{key, value}}, 30'000);
+  EXPECT_TRUE(altered.ok()) << altered.message();
 }
 
 int TestKafka::leaderOf(const std::string& topic, int32_t partition) {
@@ -77,12 +76,12 @@ int TestKafka::leaderOf(const std::string& topic, int32_t partition) {
 }
 
 int TestKafka::partitionCount(const std::string& topic) {
-  const auto info = kafka::describeTopic(producer_.client(), topic, 5000);
-  if (info.status != kafka::TopicStatus::kFound) return 0;
-  for (int32_t p = 0; p < info.partitions; ++p) {
+  const auto partitions = kafka::describeTopic(producer_.client(), topic, 5000);
+  if (!partitions) return 0;
+  for (int32_t p = 0; p < *partitions; ++p) {
     if (leaderOf(topic, p) < 0) return 0;
   }
-  return info.partitions;
+  return *partitions;
 }
 
 void TestKafka::produce(const std::string& topic, int32_t partition, std::string_view key,
@@ -93,22 +92,20 @@ void TestKafka::produce(const std::string& topic, int32_t partition, std::string
 void TestKafka::flush() { ASSERT_TRUE(producer_.flush(60'000)) << producer_.error(); }
 
 std::vector<int64_t> TestKafka::endOffsets(const std::string& topic) {
-  std::string error;
   const auto ends =
-      kafka::highWatermarks(producer_.client(), topic, partitionCount(topic), kTimeoutMs, error);
-  EXPECT_TRUE(ends.has_value()) << error;
-  return ends.value_or(std::vector<int64_t>{});
+      kafka::highWatermarks(producer_.client(), topic, partitionCount(topic), kTimeoutMs);
+  EXPECT_TRUE(ends.ok()) << ends.message();
+  return ends.valueOr(std::vector<int64_t>{});
 }
 
 std::vector<TopicRecord> TestKafka::readAll(const std::string& topic, bool read_committed) {
   const auto ends = endOffsets(topic);
-  std::string error;
-  auto consumer = kafka::makeReader(baseProperties(brokers_), read_committed, error);
-  EXPECT_TRUE(consumer) << error;
+  auto consumer = kafka::makeReader(baseProperties(brokers_), read_committed);
+  EXPECT_TRUE(consumer) << consumer.message();
   std::vector<TopicRecord> records;
   if (!consumer) return records;
-  const bool read = kafka::readToEnd(
-      consumer.get(), topic, ends,
+  const auto read = kafka::readToEnd(
+      consumer->get(), topic, ends,
       [&](const rd_kafka_message_t& m) {
         TopicRecord r;
         r.partition = m.partition;
@@ -118,8 +115,8 @@ std::vector<TopicRecord> TestKafka::readAll(const std::string& topic, bool read_
         r.headers = kafka::headersOf(&m);
         records.push_back(std::move(r));
       },
-      60'000, error);
-  EXPECT_TRUE(read) << error;
+      60'000);
+  EXPECT_TRUE(read.ok()) << read.message();
   return records;
 }
 
@@ -128,14 +125,12 @@ std::vector<int64_t> TestKafka::committedOffsets(const std::string& group,
   const int partitions = partitionCount(topic);
   auto properties = baseProperties(brokers_);
   properties["group.id"] = group;
-  std::string error;
-  auto consumer = kafka::makeReader(properties, /*read_committed=*/true, error);
-  EXPECT_TRUE(consumer) << error;
+  auto consumer = kafka::makeReader(properties, /*read_committed=*/true);
+  EXPECT_TRUE(consumer) << consumer.message();
   if (!consumer) return std::vector<int64_t>(static_cast<size_t>(partitions), -1);
-  const auto offsets =
-      kafka::committedOffsets(consumer.get(), topic, partitions, kTimeoutMs, error);
+  const auto offsets = kafka::committedOffsets(consumer->get(), topic, partitions, kTimeoutMs);
   if (!offsets) {
-    std::fprintf(stderr, "committed offsets of %s: %s\n", group.c_str(), error.c_str());
+    std::fprintf(stderr, "committed offsets of %s: %s\n", group.c_str(), offsets.message().c_str());
     return std::vector<int64_t>(static_cast<size_t>(partitions), -1);
   }
   return *offsets;

@@ -16,8 +16,9 @@ namespace fraud::kafka::testing {
 class InputMockCluster {
  public:
   explicit InputMockCluster(int partitions) {
-    std::string error;
-    host_ = makeKafkaClient(RD_KAFKA_PRODUCER, makeKafkaConf({}, error), error);
+    auto host = makeKafkaClient(RD_KAFKA_PRODUCER, KafkaProperties{});
+    EXPECT_TRUE(host) << host.message();
+    if (host) host_ = std::move(*host);
     cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
     EXPECT_EQ(rd_kafka_mock_topic_create(cluster_, "input", partitions, 1),
               RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -32,9 +33,13 @@ class InputMockCluster {
   // instance id, as the service writes it). False, and `error` set, when the commit fails.
   [[nodiscard]] bool commitWithMetadata(const std::string& group, int32_t partition, int64_t offset,
                                         const std::string& metadata, std::string& error) const {
-    auto conf = makeKafkaConf({{"bootstrap.servers", bootstrap()}, {"group.id", group}}, error);
-    auto committer = makeKafkaClient(RD_KAFKA_CONSUMER, std::move(conf), error);
-    if (!committer) return false;
+    auto made = makeKafkaClient(RD_KAFKA_CONSUMER,
+                                {{"bootstrap.servers", bootstrap()}, {"group.id", group}});
+    if (!made) {
+      error = made.message();
+      return false;
+    }
+    const KafkaHandle committer = std::move(*made);
     auto offsets = makePartitionList(1);
     auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", partition);
     entry->offset = offset;

@@ -30,12 +30,9 @@ constexpr const char* kDeadBroker = "127.0.0.1:1";
 using MockCluster = testing::InputMockCluster;
 
 KafkaHandle client(const std::string& brokers) {
-  std::string error;
-  auto conf = makeKafkaConf({{"bootstrap.servers", brokers}}, error);
-  EXPECT_TRUE(conf) << error;
-  auto handle = makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-  EXPECT_TRUE(handle) << error;
-  return handle;
+  auto handle = makeKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", brokers}});
+  EXPECT_TRUE(handle) << handle.message();
+  return handle ? std::move(*handle) : nullptr;
 }
 
 // An unknown topic, topic creation and configuration run against the real broker
@@ -45,10 +42,10 @@ TEST(KafkaAdmin, TopicFoundWithItsPartitionsAndBrokerReachable) {
   MockCluster mock(3);
   auto c = client(mock.bootstrap());
   const auto found = describeTopic(c.get(), "input", 5000);
-  EXPECT_EQ(found.status, TopicStatus::kFound) << found.error;
-  EXPECT_EQ(found.partitions, 3);
-  std::string error;
-  EXPECT_TRUE(brokerReachable(c.get(), 5000, error)) << error;
+  ASSERT_TRUE(found) << found.message();
+  EXPECT_EQ(*found, 3);
+  const auto reachable = brokerReachable(c.get(), 5000);
+  EXPECT_TRUE(reachable.ok()) << reachable.message();
 }
 
 // The service must say "broker unreachable", not "create the topic first", when nothing answers.
@@ -56,11 +53,11 @@ TEST(KafkaAdmin, DeadBrokerIsUnreachableNotAnUnknownTopic) {
   setLogSink([](LogLevel, std::string_view, std::string_view, std::string_view) {});
   auto c = client(kDeadBroker);
   const auto info = describeTopic(c.get(), "input", 1500);
-  EXPECT_EQ(info.status, TopicStatus::kUnreachable) << info.error;
-  EXPECT_THAT(info.error, HasSubstr("broker unreachable"));
-  std::string error;
-  EXPECT_FALSE(brokerReachable(c.get(), 1500, error));
-  EXPECT_THAT(error, HasSubstr("broker unreachable"));
+  EXPECT_EQ(info.code(), base::StatusCode::kUnavailable) << info.message();
+  EXPECT_THAT(info.message(), HasSubstr("broker unreachable"));
+  const auto reachable = brokerReachable(c.get(), 1500);
+  EXPECT_EQ(reachable.code(), base::StatusCode::kUnavailable);
+  EXPECT_THAT(reachable.message(), HasSubstr("broker unreachable"));
   c.reset();
   setLogSink({});
 }
@@ -69,10 +66,10 @@ TEST(KafkaAdmin, DeadBrokerIsUnreachableNotAnUnknownTopic) {
 TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
   setLogSink([](LogLevel, std::string_view, std::string_view, std::string_view) {});
   auto dead = client(kDeadBroker);
-  std::string error;
-  EXPECT_FALSE(queryWatermarks(dead.get(), "input", 0, 1000, error));
-  EXPECT_THAT(error, HasSubstr("input/0"));
-  EXPECT_FALSE(highWatermarks(dead.get(), "input", 2, 1000, error));
+  const auto marks = queryWatermarks(dead.get(), "input", 0, 1000);
+  EXPECT_FALSE(marks);
+  EXPECT_THAT(marks.message(), HasSubstr("input/0"));
+  EXPECT_FALSE(highWatermarks(dead.get(), "input", 2, 1000));
   dead.reset();
   setLogSink({});
 
@@ -80,8 +77,8 @@ TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
   auto c = client(mock.bootstrap());
   SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
   ASSERT_TRUE(producer.send("input", 1, "k", "v")) << producer.error();
-  const auto ends = highWatermarks(c.get(), "input", 2, 5000, error);
-  ASSERT_TRUE(ends) << error;
+  const auto ends = highWatermarks(c.get(), "input", 2, 5000);
+  ASSERT_TRUE(ends) << ends.message();
   EXPECT_EQ(*ends, (std::vector<int64_t>{0, 1}));
 }
 
@@ -100,11 +97,10 @@ TEST(KafkaAdmin, GroupOffsetsAreReadThroughACoordinatorMove) {
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
 
-  std::string error;
-  auto client = makeGroupAdminClient({{"bootstrap.servers", mock.bootstrap()}}, "g", error);
-  ASSERT_TRUE(client) << error;
-  const auto owners = committedOffsetMetadata(client.get(), "g", "input", {0, 1}, 10'000, error);
-  ASSERT_TRUE(owners.has_value()) << error;
+  auto client = makeGroupAdminClient({{"bootstrap.servers", mock.bootstrap()}}, "g");
+  ASSERT_TRUE(client) << client.message();
+  const auto owners = committedOffsetMetadata(client->get(), "g", "input", {0, 1}, 10'000);
+  ASSERT_TRUE(owners) << owners.message();
   EXPECT_EQ(*owners, (std::map<int32_t, std::string>{{1, "instance-a"}}));
 }
 
@@ -118,22 +114,21 @@ TEST(KafkaProducerAndReader, WhatIsSentIsReadBackToTheEndWithHeaders) {
         << producer.error();
   }
   ASSERT_TRUE(producer.flush()) << producer.error();
-  std::string error;
-  auto reader = makeReader({{"bootstrap.servers", mock.bootstrap()}}, true, error);
-  ASSERT_TRUE(reader) << error;
-  const auto ends = highWatermarks(reader.get(), "input", 2, 5000, error);
-  ASSERT_TRUE(ends) << error;
+  auto reader = makeReader({{"bootstrap.servers", mock.bootstrap()}}, true);
+  ASSERT_TRUE(reader) << reader.message();
+  const auto ends = highWatermarks(reader->get(), "input", 2, 5000);
+  ASSERT_TRUE(ends) << ends.message();
   std::vector<std::string> seen;
-  ASSERT_TRUE(readToEnd(
-      reader.get(), "input", *ends,
+  const auto read = readToEnd(
+      reader->get(), "input", *ends,
       [&](const rd_kafka_message_t& m) {
         seen.push_back(std::to_string(m.partition) + ":" + std::string(keyOf(&m)) + "=" +
                        std::string(payloadOf(&m)) + "/" + headerValue(&m, "n").value_or("?"));
         EXPECT_TRUE(timestampOf(&m).has_value());
         EXPECT_EQ(headersOf(&m).size(), 1u);
       },
-      10'000, error))
-      << error;
+      10'000);
+  ASSERT_TRUE(read.ok()) << read.message();
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen,
             (std::vector<std::string>{"0:key-0=value-0/0", "0:key-2=value-2/2", "0:key-4=value-4/4",
@@ -152,8 +147,7 @@ TEST(KafkaLog, LibrdkafkaLogGoesToTheSinkWithFoldedLevels) {
   ::testing::internal::CaptureStderr();
   {
     auto c = client(kDeadBroker);
-    std::string error;
-    EXPECT_FALSE(brokerReachable(c.get(), 1500, error));
+    EXPECT_FALSE(brokerReachable(c.get(), 1500).ok());
   }
   const std::string stderr_text = ::testing::internal::GetCapturedStderr();
   setLogSink({});

@@ -62,18 +62,18 @@ class ProducerRecoveryTest : public testing::MockClusterServiceTest {
   }
   // The alert records' keys on the alerts topic, as a reader of the topic sees them.
   std::multiset<std::string> alertKeys() {
-    std::string error;
-    auto reader = kafka::makeReader({{"bootstrap.servers", cluster_.bootstrap()}},
-                                    /*read_committed=*/true, error);
-    EXPECT_TRUE(reader) << error;
-    const auto ends = kafka::highWatermarks(reader.get(), config_.alerts_topic, 1, 10'000, error);
-    EXPECT_TRUE(ends) << error;
     std::multiset<std::string> keys;
-    if (!reader || !ends) return keys;
-    EXPECT_TRUE(kafka::readToEnd(
-        reader.get(), config_.alerts_topic, *ends,
-        [&](const rd_kafka_message_t& m) { keys.emplace(kafka::keyOf(&m)); }, 10'000, error))
-        << error;
+    auto reader = kafka::makeReader({{"bootstrap.servers", cluster_.bootstrap()}},
+                                    /*read_committed=*/true);
+    EXPECT_TRUE(reader) << reader.message();
+    if (!reader) return keys;
+    const auto ends = kafka::highWatermarks(reader->get(), config_.alerts_topic, 1, 10'000);
+    EXPECT_TRUE(ends) << ends.message();
+    if (!ends) return keys;
+    const auto read = kafka::readToEnd(
+        reader->get(), config_.alerts_topic, *ends,
+        [&](const rd_kafka_message_t& m) { keys.emplace(kafka::keyOf(&m)); }, 10'000);
+    EXPECT_TRUE(read.ok()) << read.message();
     return keys;
   }
 

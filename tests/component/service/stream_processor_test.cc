@@ -141,10 +141,12 @@ TEST_F(StreamProcessorTest, CoordinatorOutageLongerThanMaxPollIntervalKeepsThePa
 TEST_F(StreamProcessorTest, MaxEventsTooLargeForTheChangelogRecordLimitIsRefusedAtStart) {
   config_.detector.max_events = 100'000;  // one card's state would reach ~8 MB
   StreamProcessor processor(config_, {{"log_level", "2"}}, hasher_, *db_, metrics_);
-  const auto error = processor.start();
-  ASSERT_TRUE(error.has_value());
-  EXPECT_NE(error->find("--max-events 100000"), std::string::npos) << *error;
-  EXPECT_NE(error->find("message.max.bytes"), std::string::npos) << *error;
+  const auto started = processor.start();
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.code(), base::StatusCode::kInvalidArgument);
+  const std::string& error = started.message();
+  EXPECT_NE(error.find("--max-events 100000"), std::string::npos) << error;
+  EXPECT_NE(error.find("message.max.bytes"), std::string::npos) << error;
 }
 
 }  // namespace

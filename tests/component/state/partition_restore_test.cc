@@ -86,11 +86,11 @@ TEST_F(StateDbTest, RestoreKeepsLargeValuesBesideSmallOnes) {
 
 TEST_F(StateDbTest, RestoreFromScratchDropsLeftoversAndLeavesOtherPartitions) {
   // Cards without a checkpoint (a restore that a crash interrupted), and a neighbour.
-  ASSERT_EQ(db_->writeRestored(5, {{refOf(1), encodeCardState(stateAt(1, "a"))}}, std::nullopt),
-            std::nullopt);
-  ASSERT_EQ(db_->writeRestored(6, {{refOf(1), encodeCardState(stateAt(2, "b"))}},
-                               PartitionCheckpoint{1, 2, 1}),
-            std::nullopt);
+  ASSERT_TRUE(
+      db_->writeRestored(5, {{refOf(1), encodeCardState(stateAt(1, "a"))}}, std::nullopt).ok());
+  ASSERT_TRUE(db_->writeRestored(6, {{refOf(1), encodeCardState(stateAt(2, "b"))}},
+                                 PartitionCheckpoint{1, 2, 1})
+                  .ok());
   auto restore = db_->beginRestore(5, /*from_scratch=*/true);
   ASSERT_EQ(restore->put(refOf(2), encodeCardState(stateAt(3, "c"))), std::nullopt);
   ASSERT_EQ(restore->finish(PartitionCheckpoint{7, 3, 1}), std::nullopt);
@@ -105,12 +105,12 @@ TEST_F(StateDbTest, RestoreFromScratchDropsLeftoversAndLeavesOtherPartitions) {
 }
 
 TEST_F(StateDbTest, RestoreFromACheckpointUpdatesAndErasesOnTopOfLocalState) {
-  ASSERT_EQ(db_->writeRestored(3,
-                               {{refOf(1), encodeCardState(stateAt(1, "a"))},
-                                {refOf(2), encodeCardState(stateAt(1, "b"))},
-                                {refOf(3), encodeCardState(stateAt(1, "c"))}},
-                               PartitionCheckpoint{3, 1, 3}),
-            std::nullopt);
+  ASSERT_TRUE(db_->writeRestored(3,
+                                 {{refOf(1), encodeCardState(stateAt(1, "a"))},
+                                  {refOf(2), encodeCardState(stateAt(1, "b"))},
+                                  {refOf(3), encodeCardState(stateAt(1, "c"))}},
+                                 PartitionCheckpoint{3, 1, 3})
+                  .ok());
   auto restore = db_->beginRestore(3, /*from_scratch=*/false);
   ASSERT_EQ(restore->erase(refOf(1)), std::nullopt);
   ASSERT_EQ(restore->put(refOf(2), encodeCardState(stateAt(5, "d"))), std::nullopt);
@@ -147,9 +147,9 @@ TEST_F(StateDbTest, ACrashAfterARestoreLeavesReadableStateAndNoCheckpoint) {
       {
         db_.reset();
         fs::remove_all(dir_);  // the child's own fixture directory
-        std::string error;
-        auto db = StateDb::open(options, error);
-        if (db == nullptr) std::_Exit(2);
+        auto opened = StateDb::open(options);
+        if (!opened) std::_Exit(2);
+        const auto db = std::move(*opened);
         auto restore = db->beginRestore(1, /*from_scratch=*/true);
         if (restore->put(refOf(1), encodeCardState(stateAt(1, "a")))) std::_Exit(3);
         if (restore->finish(PartitionCheckpoint{5, 1, 2})) std::_Exit(4);
@@ -157,9 +157,9 @@ TEST_F(StateDbTest, ACrashAfterARestoreLeavesReadableStateAndNoCheckpoint) {
       },
       ::testing::ExitedWithCode(0), "");
   ::unsetenv("FRAUD_STATE_DB_CRASH_DIR");
-  std::string error;
-  auto db = StateDb::open(options, error);  // the format version was flushed at creation
-  ASSERT_NE(db, nullptr) << error;
+  auto opened = StateDb::open(options);  // the format version was flushed at creation
+  ASSERT_TRUE(opened) << opened.message();
+  const auto db = std::move(*opened);
   EXPECT_EQ(db->checkpoint(1), std::nullopt) << "the checkpoint lived in the memtable only";
   // The next restore starts from scratch and drops what the interrupted one ingested.
   auto restore = db->beginRestore(1, /*from_scratch=*/true);

@@ -32,9 +32,9 @@ class RocksDbPartitionTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     StateDbOptions options;
     options.dir = dir_.string();
-    std::string error;
-    db_ = Database::open(options, error);
-    ASSERT_NE(db_, nullptr) << error;
+    auto db = Database::open(options);
+    ASSERT_TRUE(db) << db.message();
+    db_ = std::move(*db);
     writer_ = std::make_unique<CheckpointWriter>(*db_);
   }
   void TearDown() override {

@@ -39,9 +39,9 @@ class StateDbTest : public ::testing::Test {
   }
   void reopen() {
     db_.reset();
-    std::string error;
-    db_ = StateDb::open(options_, error);
-    ASSERT_NE(db_, nullptr) << error;
+    auto db = StateDb::open(options_);
+    ASSERT_TRUE(db) << db.message();
+    db_ = std::move(*db);
   }
 
   fs::path dir_;

@@ -15,10 +15,10 @@ namespace {
 TEST_F(StateDbTest, RestoredChangesAndClearPartition) {
   std::vector<CardChange> changes = {
       {refOf(5), encodeCardState(CardState{{{10, Country::of('D', 'E'), "x"}}, std::nullopt})}};
-  ASSERT_EQ(db_->writeRestored(2, changes, PartitionCheckpoint{9, 10, 3}), std::nullopt);
+  ASSERT_TRUE(db_->writeRestored(2, changes, PartitionCheckpoint{9, 10, 3}).ok());
   EXPECT_EQ(db_->cardStore(2)->cardCount(), 1u);
   EXPECT_EQ(db_->checkpoint(2), (PartitionCheckpoint{9, 10, 3}));
-  ASSERT_EQ(db_->clearPartition(2), std::nullopt);
+  ASSERT_TRUE(db_->clearPartition(2).ok());
   EXPECT_EQ(db_->cardStore(2)->cardCount(), 0u);
   EXPECT_EQ(db_->checkpoint(2), std::nullopt);
 }
@@ -26,8 +26,9 @@ TEST_F(StateDbTest, RestoredChangesAndClearPartition) {
 TEST_F(StateDbTest, RefusesStateOfAnotherFormatVersion) {
   db_.reset();
   rawPut(options_.dir, "F", "999");
-  std::string error;
-  EXPECT_EQ(StateDb::open(options_, error), nullptr);
+  const auto opened = StateDb::open(options_);
+  EXPECT_FALSE(opened);
+  const std::string error = opened.message();
   EXPECT_NE(error.find("format version 999"), std::string::npos) << error;
 }
 
@@ -36,8 +37,9 @@ TEST_F(StateDbTest, RefusesADirectoryOfSomeoneElsesRocksDb) {
   const auto other = dir_ / "other";
   rawPut(other.string(), "unrelated", "data");
   options_.dir = other.string();
-  std::string error;
-  EXPECT_EQ(StateDb::open(options_, error), nullptr);
+  const auto opened = StateDb::open(options_);
+  EXPECT_FALSE(opened);
+  const std::string error = opened.message();
   EXPECT_NE(error.find("no format version"), std::string::npos) << error;
 }
 
@@ -51,11 +53,11 @@ TEST_F(StateDbTest, AnUnreadableCheckpointThrowsCardStoreError) {
 // A checkpoint on disk whose values are out of bounds (state/partition_checkpoint.h) is refused
 // like one that does not decode: a restore then rebuilds the partition from the changelog.
 TEST_F(StateDbTest, ACheckpointOutOfBoundsOnDiskIsRefusedLikeAnUnreadableOne) {
-  ASSERT_EQ(
-      db_->writeRestored(3, {}, PartitionCheckpoint{9, std::numeric_limits<int64_t>::max(), 3}),
-      std::nullopt);
+  ASSERT_TRUE(
+      db_->writeRestored(3, {}, PartitionCheckpoint{9, std::numeric_limits<int64_t>::max(), 3})
+          .ok());
   EXPECT_THROW((void)db_->checkpoint(3), detectors::CardStoreError);
-  ASSERT_EQ(db_->writeRestored(4, {}, PartitionCheckpoint{-1, 10, 3}), std::nullopt);
+  ASSERT_TRUE(db_->writeRestored(4, {}, PartitionCheckpoint{-1, 10, 3}).ok());
   EXPECT_THROW((void)db_->checkpoint(4), detectors::CardStoreError);
 }
 
@@ -68,8 +70,9 @@ TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
   std::ofstream(file) << "not a directory";
   for (const fs::path& path : {file, file / "under"}) {
     options_.dir = path.string();
-    std::string error;
-    EXPECT_EQ(StateDb::open(options_, error), nullptr) << path;
+    const auto opened = StateDb::open(options_);
+    EXPECT_FALSE(opened) << path;
+    const std::string error = opened.message();
     EXPECT_NE(error.find("cannot open state in " + path.string()), std::string::npos) << error;
   }
 }
@@ -77,10 +80,11 @@ TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
 // The same for a directory RocksDB refuses for another reason: one this process has open
 // already (its LOCK is held).
 TEST_F(StateDbTest, AStateDirOpenAlreadyIsRefusedAndTheOpenOneKeepsWorking) {
-  std::string error;
-  EXPECT_EQ(StateDb::open(options_, error), nullptr);
+  const auto opened = StateDb::open(options_);
+  EXPECT_FALSE(opened);
+  const std::string error = opened.message();
   EXPECT_NE(error.find("cannot open state in " + options_.dir), std::string::npos) << error;
-  ASSERT_EQ(db_->writeRestored(1, {}, PartitionCheckpoint{1, 2, 3}), std::nullopt);
+  ASSERT_TRUE(db_->writeRestored(1, {}, PartitionCheckpoint{1, 2, 3}).ok());
   EXPECT_EQ(db_->checkpoint(1), (PartitionCheckpoint{1, 2, 3}));
 }
 

@@ -108,32 +108,33 @@ class LoadgenKafkaTest : public ::testing::Test {
   std::string freshTopic(const std::string& name, int32_t partitions) {
     const std::string topic = "lg-it-" + name + "-" + std::to_string(::getpid()) + "-" +
                               std::to_string(kafka::wallClockMs());
-    std::string error;
-    EXPECT_TRUE(
-        kafka::createTopic(admin_->client(), {topic, partitions, -1, {}}, kTimeoutMs, error))
-        << error;
+    const auto created =
+        kafka::createTopic(admin_->client(), {topic, partitions, -1, {}}, kTimeoutMs);
+    EXPECT_TRUE(created.ok()) << created.message();
     return topic;
   }
 
   // Every record of the topic, by partition, in partition order.
   std::map<int32_t, std::vector<Record>> readTopic(const std::string& topic) {
-    std::string error;
-    auto consumer = kafka::makeReader({{"bootstrap.servers", brokers_}}, true, error);
-    EXPECT_TRUE(consumer) << error;
-    const auto partitions = kafka::topicPartitionCount(consumer.get(), topic, kTimeoutMs, error);
-    EXPECT_TRUE(partitions) << error;
-    const auto ends = kafka::highWatermarks(consumer.get(), topic, *partitions, kTimeoutMs, error);
-    EXPECT_TRUE(ends) << error;
     std::map<int32_t, std::vector<Record>> records;
-    const bool read = kafka::readToEnd(
-        consumer.get(), topic, *ends,
+    auto consumer = kafka::makeReader({{"bootstrap.servers", brokers_}}, true);
+    EXPECT_TRUE(consumer) << consumer.message();
+    if (!consumer) return records;
+    const auto partitions = kafka::topicPartitionCount(consumer->get(), topic, kTimeoutMs);
+    EXPECT_TRUE(partitions) << partitions.message();
+    if (!partitions) return records;
+    const auto ends = kafka::highWatermarks(consumer->get(), topic, *partitions, kTimeoutMs);
+    EXPECT_TRUE(ends) << ends.message();
+    if (!ends) return records;
+    const auto read = kafka::readToEnd(
+        consumer->get(), topic, *ends,
         [&](const rd_kafka_message_t& m) {
           records[m.partition].push_back(
               Record{m.partition, m.offset, kafka::timestampOf(&m).value_or(-1),
                      std::string(kafka::keyOf(&m)), std::string(kafka::payloadOf(&m))});
         },
-        kTimeoutMs, error);
-    EXPECT_TRUE(read) << error;
+        kTimeoutMs);
+    EXPECT_TRUE(read.ok()) << read.message();
     return records;
   }
 

@@ -52,9 +52,9 @@ class OpenTransactionRestoreTest : public ::testing::Test {
     options.card_cache_mb = 16;
     options.block_cache_mb = 8;
     options.write_buffer_mb = 4;
-    std::string error;
-    db_ = state::StateDb::open(options, error);
-    ASSERT_NE(db_, nullptr) << error;
+    auto db = state::StateDb::open(options);
+    ASSERT_TRUE(db) << db.message();
+    db_ = std::move(*db);
   }
   void TearDown() override {
     db_.reset();
@@ -109,10 +109,10 @@ TEST_F(OpenTransactionRestoreTest, ALocalCheckpointPastTheOpenTransactionWaitsFo
   // The local disk already holds owner C's committed state (C persisted it before the partition
   // moved): its checkpoint continues after C's checkpoint record, past the last stable offset.
   state::CardChange c1{refOf(1), stateWith("c1", 3'000)};
-  ASSERT_FALSE(db_->writeRestored(0, {c1}, state::PartitionCheckpoint{20, 3'000, 6}));
+  ASSERT_TRUE(db_->writeRestored(0, {c1}, state::PartitionCheckpoint{20, 3'000, 6}).ok());
 
   ChangelogRestorer restorer({{"bootstrap.servers", brokers_}, {"log_level", "2"}}, topic_, *db_);
-  ASSERT_EQ(restorer.start(), std::nullopt);
+  ASSERT_TRUE(restorer.start().ok());
   restorer.enqueue({{0, 1}});
   EXPECT_TRUE(waitForResults(restorer, 3s).empty()) << "done while a transaction is open";
   ASSERT_TRUE(db_->checkpoint(0).has_value()) << "the local checkpoint was wiped";
@@ -135,7 +135,7 @@ TEST_F(OpenTransactionRestoreTest,
        ARestoreFromScratchTakesWhatWasCommittedAfterTheOpenTransaction) {
   auto dead = writeChangelogWithAnOpenTransaction();
   ChangelogRestorer restorer({{"bootstrap.servers", brokers_}, {"log_level", "2"}}, topic_, *db_);
-  ASSERT_EQ(restorer.start(), std::nullopt);
+  ASSERT_TRUE(restorer.start().ok());
   restorer.enqueue({{0, 1}});
   EXPECT_TRUE(waitForResults(restorer, 2s).empty()) << "stopped at the last stable offset";
   fenceDeadOwner();

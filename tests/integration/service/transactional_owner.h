@@ -16,15 +16,13 @@ namespace fraud::testing {
 class Owner {
  public:
   Owner(const std::string& brokers, const std::string& transactional_id) {
-    std::string error;
-    auto conf = kafka::makeKafkaConf({{"bootstrap.servers", brokers},
-                                      {"transactional.id", transactional_id},
-                                      {"transaction.timeout.ms", "60000"},
-                                      {"log_level", "2"}},
-                                     error);
-    EXPECT_TRUE(conf) << error;
-    producer_ = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(conf), error);
-    EXPECT_TRUE(producer_) << error;
+    auto producer =
+        kafka::makeKafkaClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", brokers},
+                                                   {"transactional.id", transactional_id},
+                                                   {"transaction.timeout.ms", "60000"},
+                                                   {"log_level", "2"}});
+    EXPECT_TRUE(producer) << producer.message();
+    if (producer) producer_ = std::move(*producer);
     kafka::KafkaError e(rd_kafka_init_transactions(producer_.get(), 30'000));
     EXPECT_FALSE(e) << rd_kafka_error_string(e.get());
   }

@@ -50,9 +50,9 @@ class MemoryLocalState final : public LocalState {
     return std::make_unique<state::LiveCardStore>(std::make_unique<state::MemoryCardSource>(),
                                                   budget_, partition);
   }
-  std::optional<std::string> clearPartition(int32_t partition) override {
+  base::Status clearPartition(int32_t partition) override {
     cleared.push_back(partition);
-    return std::nullopt;
+    return {};
   }
   uint64_t diskBytes() override { return 0; }
   uint64_t cachedBytes() const override { return 0; }
