@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "service/kafka/client.h"
 
@@ -167,7 +168,9 @@ Status alterTopicConfig(rd_kafka_t* client, const std::string& topic,
     if (const auto err =
             rd_kafka_ConfigResource_set_config(resource.get(), key.c_str(), value.c_str());
         err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return Status::failed("topic " + topic + " config " + key + ": " + rd_kafka_err2str(err));
+      std::string message = "topic " + topic;
+      message.append(" config ").append(key).append(": ").append(rd_kafka_err2str(err));
+      return Status::failed(std::move(message));
     }
   }
   KafkaQueue queue(rd_kafka_queue_new(client));

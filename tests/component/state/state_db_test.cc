@@ -28,7 +28,7 @@ TEST_F(StateDbTest, RefusesStateOfAnotherFormatVersion) {
   rawPut(options_.dir, "F", "999");
   const auto opened = StateDb::open(options_);
   EXPECT_FALSE(opened);
-  const std::string error = opened.message();
+  const std::string& error = opened.message();
   EXPECT_NE(error.find("format version 999"), std::string::npos) << error;
 }
 
@@ -39,7 +39,7 @@ TEST_F(StateDbTest, RefusesADirectoryOfSomeoneElsesRocksDb) {
   options_.dir = other.string();
   const auto opened = StateDb::open(options_);
   EXPECT_FALSE(opened);
-  const std::string error = opened.message();
+  const std::string& error = opened.message();
   EXPECT_NE(error.find("no format version"), std::string::npos) << error;
 }
 
@@ -72,7 +72,7 @@ TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
     options_.dir = path.string();
     const auto opened = StateDb::open(options_);
     EXPECT_FALSE(opened) << path;
-    const std::string error = opened.message();
+    const std::string& error = opened.message();
     EXPECT_NE(error.find("cannot open state in " + path.string()), std::string::npos) << error;
   }
 }
@@ -82,7 +82,7 @@ TEST_F(StateDbTest, AStateDirThatIsAPlainFileIsRefusedWithItsPathNamed) {
 TEST_F(StateDbTest, AStateDirOpenAlreadyIsRefusedAndTheOpenOneKeepsWorking) {
   const auto opened = StateDb::open(options_);
   EXPECT_FALSE(opened);
-  const std::string error = opened.message();
+  const std::string& error = opened.message();
   EXPECT_NE(error.find("cannot open state in " + options_.dir), std::string::npos) << error;
   ASSERT_TRUE(db_->writeRestored(1, {}, PartitionCheckpoint{1, 2, 3}).ok());
   EXPECT_EQ(db_->checkpoint(1), (PartitionCheckpoint{1, 2, 3}));

@@ -124,7 +124,7 @@ class StreamThreadTest : public ::testing::Test {
   }
 
   // The first assignment comes inside the subscription's first poll; here inside subscribe().
-  void assignOnJoin(std::vector<int32_t> partitions) {
+  void assignOnJoin(const std::vector<int32_t>& partitions) {
     consumer_.on_subscribe = [this, partitions] { rebalances_.onAssigned(partitions); };
   }
   void append(int32_t p, int count) {
