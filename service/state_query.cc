@@ -60,16 +60,6 @@ StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher&
           detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
       lateness_(latenessOptions(config)) {}
 
-StateQuery::StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher,
-                       state::StateDb& db)
-    : config_(config),
-      hasher_(hasher),
-      own_state_(std::make_unique<StateDbLocalState>(db)),
-      state_(*own_state_),
-      partitioner_(
-          detectors::parsePartitioner(config.partitioner).value_or(detectors::Partitioner::kCrc32)),
-      lateness_(latenessOptions(config)) {}
-
 void StateQuery::attach(const TaskManager& tasks, const TopicAdmin& admin,
                         int32_t input_partitions) {
   input_partitions_.store(input_partitions);

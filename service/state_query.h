@@ -31,7 +31,6 @@ namespace fraud::service {
 class StateQuery final : public api::ServiceView {
  public:
   StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher, LocalState& state);
-  StateQuery(const ServiceConfig& config, const detectors::CardHasher& hasher, state::StateDb& db);
 
   void attach(const TaskManager& tasks, const TopicAdmin& admin, int32_t input_partitions);
   // The warm copies to show (--standby-replicas); once, like attach().
@@ -64,7 +63,6 @@ class StateQuery final : public api::ServiceView {
  private:
   const ServiceConfig& config_;
   const detectors::CardHasher& hasher_;
-  std::unique_ptr<LocalState> own_state_;  // made by the StateDb constructor
   LocalState& state_;
   detectors::Partitioner partitioner_;
   std::atomic<const TaskManager*> tasks_{nullptr};

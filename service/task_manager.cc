@@ -10,14 +10,6 @@ TaskManager::TaskManager(const TaskContext& context, LocalState& state, InputCon
                          RestoreQueue& restorer)
     : context_(context), state_(state), input_(input), restorer_(restorer) {}
 
-TaskManager::TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
-                         RestoreQueue& restorer)
-    : context_(context),
-      own_state_(std::make_unique<StateDbLocalState>(db)),
-      state_(*own_state_),
-      input_(input),
-      restorer_(restorer) {}
-
 TaskManager::~TaskManager() = default;
 
 PartitionTask* TaskManager::task(int32_t partition) const {

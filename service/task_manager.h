@@ -54,9 +54,6 @@ class TaskManager {
   // `state` gives the card stores a restore did not bring, and clears partitions to rebuild.
   TaskManager(const TaskContext& context, LocalState& state, InputControl& input,
               RestoreQueue& restorer);
-  // The same over the service's database.
-  TaskManager(const TaskContext& context, state::StateDb& db, InputControl& input,
-              RestoreQueue& restorer);
   ~TaskManager();
   TaskManager(const TaskManager&) = delete;
   TaskManager& operator=(const TaskManager&) = delete;
@@ -132,7 +129,6 @@ class TaskManager {
                               const state::PartitionCheckpoint& checkpoint);
 
   const TaskContext& context_;
-  std::unique_ptr<LocalState> own_state_;  // made by the StateDb constructor
   LocalState& state_;
   InputControl& input_;
   RestoreQueue& restorer_;

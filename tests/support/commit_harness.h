@@ -23,7 +23,7 @@ class CommitHarness {
  public:
   explicit CommitHarness(CommitCoordinator::Options options = defaultOptions())
       : context_{config, sink, pipeline_, interval, 1'000'000, [] { return int64_t{0}; }},
-        tasks(context_, *db, input, restorer),
+        tasks(context_, db, input, restorer),
         commits(
             std::move(options), sink, tasks,
             [this](const InputOffsets& o) { offsets_outside.push_back(o); }, nullptr, interval,

@@ -252,7 +252,7 @@ TEST_F(ChangelogRestorerTest, ATaskWhoseCheckpointRecordWasRejectedStartsAtTheCo
   testing::TaskHarness harness;
   testing::FakeInput input;
   input.start_offset = 1'234;
-  TaskManager tasks(harness.context, *db_, input, *restorer);
+  TaskManager tasks(harness.context, db_, input, *restorer);
   tasks.assign({0});
   std::vector<int32_t> activated;
   const auto deadline = testing::Clock::now() + std::chrono::seconds(30);

@@ -48,7 +48,7 @@ class CommitCoordinatorTest : public ::testing::Test {
     });
     context_ = std::make_unique<TaskContext>(
         TaskContext{config_, *output_, pipeline_, interval_, 1'000'000, [] { return int64_t{0}; }});
-    tasks_ = std::make_unique<TaskManager>(*context_, *db_, input_, restorer_);
+    tasks_ = std::make_unique<TaskManager>(*context_, db_, input_, restorer_);
     tasks_->assign({0, 1});
     for (const int32_t p : {0, 1}) {
       restorer_.complete(p, restorer_.lastTicket(p), state::PartitionCheckpoint{});

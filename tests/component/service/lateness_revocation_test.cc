@@ -27,7 +27,7 @@ constexpr int64_t kNow = 1'700'000'000'000;
 
 class LatenessRevocationTest : public ::testing::Test {
  protected:
-  LatenessRevocationTest() : tasks_(harness_.context, *db_, input_, restorer_) {
+  LatenessRevocationTest() : tasks_(harness_.context, db_, input_, restorer_) {
     harness_.context.lateness = &board_;
     harness_.context.wall_clock_ms = [this] { return now_; };
     board_.publishTo(registry_);

@@ -55,7 +55,7 @@ class RebalanceListenerTest : public ::testing::TestWithParam<bool> {
   RebalanceListenerTest()
       : consumer_(GetParam()),
         metrics_(registry_),
-        query_(h_.config, hasher_, *h_.db),
+        query_(h_.config, hasher_, h_.db),
         listener_(consumer_, h_.tasks, h_.commits, query_, metrics_) {}
 
   // Assigned and restored.

@@ -30,9 +30,9 @@ class StateQueryTest : public ::testing::Test {
  protected:
   StateQueryTest()
       : db_(/*card_cache_mb=*/1),
-        tasks_(harness_.context, *db_, input_, restorer_),
+        tasks_(harness_.context, db_, input_, restorer_),
         admin_(nullptr, harness_.config),  // an empty owner map: no call reaches a client
-        query_(harness_.config, harness_.hasher, *db_) {
+        query_(harness_.config, harness_.hasher, db_) {
     query_.attach(tasks_, admin_, /*input_partitions=*/4);
   }
 

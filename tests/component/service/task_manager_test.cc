@@ -28,7 +28,7 @@ using testing::txJson;
 class TaskManagerTest : public ::testing::Test {
  protected:
   explicit TaskManagerTest(size_t card_cache_mb = 16)
-      : db_(card_cache_mb), tasks_(harness_.context, *db_, input_, restorer_) {}
+      : db_(card_cache_mb), tasks_(harness_.context, db_, input_, restorer_) {}
 
   void feed(int32_t p, int64_t offset, const std::string& value,
             const std::string& card = "card-0001") {
