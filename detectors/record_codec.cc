@@ -4,6 +4,8 @@
 
 #include <array>
 
+#include "detectors/record_fields.h"
+
 namespace fraud::detectors {
 namespace {
 
@@ -44,25 +46,6 @@ int64_t daysFromCivil(int64_t y, int64_t m, int64_t d) {
   const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + doe - 719468;
-}
-
-bool validTxId(std::string_view s) {
-  if (s.empty() || s.size() > kMaxTxIdBytes) return false;
-  // The decoded string is UTF-8, so a code point below U+0020 or U+007F is exactly such a byte.
-  for (char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x20 || b == 0x7F) return false;
-  }
-  return true;
-}
-
-bool validCard(std::string_view s) {
-  if (s.size() < kMinCardChars || s.size() > kMaxCardChars) return false;
-  for (char c : s) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b < 0x21 || b > 0x7E) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -138,6 +121,61 @@ std::optional<EventTime> parseRfc3339(std::string_view t) {
   return utc_ms;
 }
 
+namespace fields {
+
+bool parseObject(simdjson::dom::parser& parser, std::string_view record,
+                 simdjson::dom::object& object) {
+  // The DOM parser validates the whole text (UTF-8, grammar, escapes, trailing bytes), not only
+  // the fields read after it. It copies the record into its own padded buffer.
+  simdjson::dom::element root;
+  // An empty record is no JSON value; it may also carry a null data pointer, which simdjson
+  // would copy from (undefined behaviour), so it never reaches the parser. Nor does a leading
+  // byte order mark, which is no JSON text (RFC 8259 §8.1): simdjson 3.12 (Debian 13) skips
+  // one, 3.0.1 (Debian 12) rejects it.
+  if (record.empty() || record.starts_with(kByteOrderMark) ||
+      parser.parse(record.data(), record.size(), true).get(root) != simdjson::SUCCESS) {
+    return false;
+  }
+  return root.get_object().get(object) == simdjson::SUCCESS;
+}
+
+bool isValidCard(std::string_view card) {
+  if (card.size() < kMinCardChars || card.size() > kMaxCardChars) return false;
+  for (char c : card) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x21 || b > 0x7E) return false;
+  }
+  return true;
+}
+
+bool hasControlCharacter(std::string_view text) {
+  for (char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b == 0x7F) return true;
+  }
+  return false;
+}
+
+std::optional<EventTime> eventTimeOf(const simdjson::dom::element& value) {
+  // A number counts only when written without fraction or exponent, which is exactly when the
+  // parser types it as an integer.
+  switch (value.type()) {
+    case simdjson::dom::element_type::INT64: {
+      const int64_t ms = value.get_int64().value_unsafe();
+      if (ms < 0 || ms > kMaxEventTime) return std::nullopt;
+      return ms;
+    }
+    case simdjson::dom::element_type::UINT64:  // only above INT64_MAX: out of range
+      return std::nullopt;
+    case simdjson::dom::element_type::STRING:
+      return parseRfc3339(value.get_string().value_unsafe());
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace fields
+
 struct RecordDecoder::Parser {
   simdjson::dom::parser json;
 };
@@ -147,20 +185,8 @@ RecordDecoder::~RecordDecoder() = default;
 
 DecodeResult RecordDecoder::decode(std::string_view record) {
   DecodeResult result;
-  // The DOM parser validates the whole text (UTF-8, grammar, escapes, trailing bytes), not only
-  // the fields read below. It copies the record into its own padded buffer.
-  simdjson::dom::element root;
-  // An empty record is no JSON value; it may also carry a null data pointer, which simdjson
-  // would copy from (undefined behaviour), so it never reaches the parser. Nor does a leading
-  // byte order mark, which is no JSON text (RFC 8259 §8.1): simdjson 3.12 (Debian 13) skips
-  // one, 3.0.1 (Debian 12) rejects it.
-  if (record.empty() || record.starts_with(kByteOrderMark) ||
-      parser_->json.parse(record.data(), record.size(), true).get(root) != simdjson::SUCCESS) {
-    result.rejected = RejectReason::kInvalidJson;
-    return result;
-  }
   simdjson::dom::object object;
-  if (root.get_object().get(object) != simdjson::SUCCESS) {
+  if (!fields::parseObject(parser_->json, record, object)) {
     result.rejected = RejectReason::kInvalidJson;
     return result;
   }
@@ -179,10 +205,12 @@ DecodeResult RecordDecoder::decode(std::string_view record) {
 
   result.rejected = RejectReason::kInvalidField;
   std::string_view text;
-  if (tx_id.get_string().get(text) != simdjson::SUCCESS || !validTxId(text)) return result;
+  if (tx_id.get_string().get(text) != simdjson::SUCCESS ||
+      !fields::isValidText(text, 1, kMaxTxIdBytes))
+    return result;
   result.tx.tx_id = text;
 
-  if (card.get_string().get(text) != simdjson::SUCCESS || !validCard(text)) return result;
+  if (card.get_string().get(text) != simdjson::SUCCESS || !fields::isValidCard(text)) return result;
   result.tx.card = text;
 
   if (country.get_string().get(text) != simdjson::SUCCESS || text.size() != 2 ||
@@ -191,26 +219,9 @@ DecodeResult RecordDecoder::decode(std::string_view record) {
   }
   result.tx.country = Country::of(upper(text[0]), upper(text[1]));
 
-  // A number counts only when written without fraction or exponent, which is exactly when the
-  // parser types it as an integer.
-  switch (event_time.type()) {
-    case simdjson::dom::element_type::INT64: {
-      const int64_t ms = event_time.get_int64().value_unsafe();
-      if (ms < 0 || ms > kMaxEventTime) return result;
-      result.tx.event_time = ms;
-      break;
-    }
-    case simdjson::dom::element_type::UINT64:  // only above INT64_MAX: out of range
-      return result;
-    case simdjson::dom::element_type::STRING: {
-      const auto ms = parseRfc3339(event_time.get_string().value_unsafe());
-      if (!ms) return result;
-      result.tx.event_time = *ms;
-      break;
-    }
-    default:
-      return result;
-  }
+  const auto ms = fields::eventTimeOf(event_time);
+  if (!ms) return result;
+  result.tx.event_time = *ms;
   result.rejected.reset();
   return result;
 }
