@@ -48,7 +48,7 @@ int replayMain(const fraud::service::ReplayOptions& options,
   if (options.report_peak_cards) {
     std::fprintf(stderr, "{\"peak_cards\":%zu}\n", result.peak_cards);
   }
-  std::fprintf(stderr, "%s\n", result.counts.summaryJson().c_str());
+  std::fprintf(stderr, "%s\n", fraud::service::replaySummaryJson(result).c_str());
   return 0;
 }
 
@@ -92,6 +92,16 @@ int main(int argc, char** argv) {
       "(\"bytes_base64\" when the line is not UTF-8). These are the input's own bytes, card "
       "numbers included: the file is your own data, made readable by you alone (0600). Nothing "
       "else replay writes holds a card number");
+  replay_cmd->add_option(
+      "--controls", replay.controls,
+      "Card controls, one JSON object a line ({\"card\",\"action\":\"suppress\"|\"remove\","
+      "\"from\",\"until\",\"reason\",\"author\"}; docs/rule.md), applied in file order before the "
+      "first transaction, the last line of a card winning; a line refused is counted by reason "
+      "in the summary's \"controls\". Needs --suppressed-output");
+  replay_cmd->add_option(
+      "--suppressed-output", replay.suppressed_output,
+      "Where the alerts that a control suppresses go instead of --output (the same alert JSON, "
+      "one a line); the summary then adds \"suppressed\" and \"controls\". Needs --controls");
   replay_cmd->add_option("--card-hash-key-file", replay_key_file,
                          "File holding the card-hash key (less one trailing newline); wins "
                          "over FRAUD_CARD_HASH_KEY");

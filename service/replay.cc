@@ -74,6 +74,60 @@ std::optional<std::string> outputProblem(int in_fd, const ReplayOptions& options
   return std::nullopt;
 }
 
+// The controls file and the suppressed output: both or neither, each a file's path. Opening a file
+// written (O_TRUNC) that is the controls file would empty it before it is read; a suppressed
+// output that is the input, the output or the rejects file would destroy or mix them.
+std::optional<std::string> controlsProblem(int in_fd, const ReplayOptions& options) {
+  if (options.controls.has_value() != options.suppressed_output.has_value()) {
+    return options.controls ? std::string(
+                                  "--controls needs --suppressed-output, where the alerts "
+                                  "its controls suppress go")
+                            : std::string(
+                                  "--suppressed-output needs --controls, the controls "
+                                  "that decide which alerts go there");
+  }
+  if (!options.controls) return std::nullopt;
+  if (*options.controls == "-") return "--controls takes a file's path, not '-'";
+  const std::string& suppressed = *options.suppressed_output;
+  if (suppressed == "-") return "--suppressed-output takes a file's path, not '-'";
+  const std::string output = options.output == "-" ? "standard output" : options.output;
+  struct stat controls_stat {};
+  if (::stat(options.controls->c_str(), &controls_stat) == 0) {
+    if (isSameRegularFile(controls_stat, options.output, STDOUT_FILENO)) {
+      return "--output " + output + " is the controls file " + *options.controls +
+             " (the same file): choose another output file";
+    }
+    if (options.rejects && isSameRegularFile(controls_stat, *options.rejects, -1)) {
+      return "--rejects " + *options.rejects + " is the controls file " + *options.controls +
+             " (the same file): choose another rejects file";
+    }
+    if (isSameRegularFile(controls_stat, suppressed, -1)) {
+      return "--suppressed-output " + suppressed + " is the controls file " + *options.controls +
+             " (the same file): choose another suppressed output";
+    }
+  }
+  struct stat in_stat {};
+  if (::fstat(in_fd, &in_stat) == 0 && isSameRegularFile(in_stat, suppressed, -1)) {
+    const std::string input = options.input == "-" ? "standard input" : options.input;
+    return "--suppressed-output " + suppressed + " is the input " + input +
+           " (the same file): choose another suppressed output";
+  }
+  struct stat out_stat {};
+  const int out_found = options.output == "-" ? ::fstat(STDOUT_FILENO, &out_stat)
+                                              : ::stat(options.output.c_str(), &out_stat);
+  if (out_found == 0 && isSameRegularFile(out_stat, suppressed, -1)) {
+    return "--suppressed-output " + suppressed + " is the output " + output +
+           " (the same file): choose another suppressed output";
+  }
+  struct stat rejects_stat {};
+  if (options.rejects && ::stat(options.rejects->c_str(), &rejects_stat) == 0 &&
+      isSameRegularFile(rejects_stat, suppressed, -1)) {
+    return "--suppressed-output " + suppressed + " is the rejects file " + *options.rejects +
+           " (the same file): choose another suppressed output";
+  }
+  return std::nullopt;
+}
+
 // docs/rule.md §1: what is not UTF-8 is invalid_json. Well-formed UTF-8 (RFC 3629): no overlong
 // forms, no surrogates, nothing above U+10FFFF.
 bool isUtf8(std::string_view text) {
@@ -186,6 +240,8 @@ class ReplayFiles {
     if (in_ >= 0 && in_ != STDIN_FILENO) ::close(in_);
     if (out_ >= 0 && out_ != STDOUT_FILENO) ::close(out_);
     if (rejects_ >= 0) ::close(rejects_);
+    if (controls_ >= 0) ::close(controls_);
+    if (suppressed_ >= 0) ::close(suppressed_);
   }
 
   // Opens them all; an error (result.refused when outputProblem() finds one) otherwise.
@@ -198,10 +254,21 @@ class ReplayFiles {
       }
       ::posix_fadvise(in_, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    if (auto problem = outputProblem(in_, options)) {
+    auto problem = outputProblem(in_, options);
+    if (!problem) problem = controlsProblem(in_, options);
+    if (problem) {
       result.error = std::move(problem);
       result.refused = true;
       return false;
+    }
+    // Read before anything is written: a controls file that cannot be read leaves the outputs
+    // as they were.
+    if (options.controls) {
+      controls_ = ::open(options.controls->c_str(), O_RDONLY | O_CLOEXEC);
+      if (controls_ < 0) {
+        result.error = describeErrno("cannot open controls file " + *options.controls);
+        return false;
+      }
     }
     if (options.output != "-") {
       out_ = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -218,6 +285,14 @@ class ReplayFiles {
         return false;
       }
     }
+    if (options.suppressed_output) {
+      suppressed_ = ::open(options.suppressed_output->c_str(),
+                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (suppressed_ < 0) {
+        result.error = describeErrno("cannot open suppressed output " + *options.suppressed_output);
+        return false;
+      }
+    }
     return true;
   }
 
@@ -230,30 +305,79 @@ class ReplayFiles {
     if (rejects_ < 0) return true;
     return ::close(std::exchange(rejects_, -1)) == 0;
   }
+  [[nodiscard]] bool closeSuppressed() {
+    if (suppressed_ < 0) return true;
+    return ::close(std::exchange(suppressed_, -1)) == 0;
+  }
 
   [[nodiscard]] int in() const { return in_; }
   [[nodiscard]] int out() const { return out_; }
-  [[nodiscard]] int rejects() const { return rejects_; }  // -1: no --rejects
+  [[nodiscard]] int rejects() const { return rejects_; }        // -1: no --rejects
+  [[nodiscard]] int controls() const { return controls_; }      // -1: no --controls
+  [[nodiscard]] int suppressed() const { return suppressed_; }  // -1: no --suppressed-output
 
  private:
   int in_ = STDIN_FILENO;
   int out_ = STDOUT_FILENO;
   int rejects_ = -1;
+  int controls_ = -1;
+  int suppressed_ = -1;
 };
+
+// Reads the controls file to its end and applies each valid line in file order (docs/rule.md
+// "Card controls": the key is taken to be the line's `card`, and a file has no partition to be
+// misrouted from); a refused line is counted by reason and changes nothing. Blank lines are
+// skipped as in the input. False on a read error (in result.error).
+bool applyControlsFile(int fd, const ReplayOptions& options, const detectors::CardHasher& hasher,
+                       detectors::CardControls& controls, ReplayResult& result) {
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (true) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      result.error = describeErrno("cannot read controls file " + *options.controls);
+      return false;
+    }
+    if (n == 0) break;
+    text.append(chunk.data(), static_cast<size_t>(n));
+  }
+  detectors::ControlDecoder decoder;
+  auto& counts = result.controls.emplace();
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    const size_t newline = rest.find('\n');
+    const std::string_view line = rest.substr(0, newline);
+    rest.remove_prefix(newline == std::string_view::npos ? rest.size() : newline + 1);
+    if (isBlank(line)) continue;
+    auto decoded = decoder.decodeKeyless(line);
+    if (!decoded.ok()) {
+      counts.countRejected(*decoded.rejected);
+      continue;
+    }
+    controls.apply(hasher.hash(decoded.card), std::move(decoded.control));
+    ++counts.applied;
+  }
+  return true;
+}
 
 // Detection in batches: every record of a batch is prepared (decoded, hashed, its card's state
 // prefetched) before the first is detected, so the memory latency of one card overlaps the work
 // on the others. Detection itself stays in file order.
 class BatchedDetection {
  public:
-  // `rejects`: where rejected lines go (appendReject), or null.
+  // `rejects`: where rejected lines go (appendReject), or null. `controls`: the controls in force,
+  // whose suppressed alerts go to `suppressed` instead of `output`; both null without --controls.
   BatchedDetection(const ReplayOptions& options, const detectors::CardHasher& hasher,
-                   OutputFile& output, OutputFile* rejects, ReplayResult& result)
+                   OutputFile& output, OutputFile* rejects, const detectors::CardControls* controls,
+                   OutputFile* suppressed, ReplayResult& result)
       : detector_(options.detector, store_),
         // No future-skew check: a file has no record timestamps.
         pipeline_(detectors::PipelineOptions{std::nullopt, &kafka::wallClockMs}, hasher),
         output_(output),
         rejects_(rejects),
+        controls_(controls),
+        suppressed_(suppressed),
         result_(result) {}
 
   // The next line of the input (blank or not), without its newline.
@@ -273,7 +397,7 @@ class BatchedDetection {
       pipeline_.warmAhead(i, batched_, store_);
       const auto outcome = pipeline_.detect(i, detector_, output_.buffer());
       result_.counts.count(outcome);
-      if (outcome.alert_json_size > 0) output_.buffer().push_back('\n');
+      if (outcome.alert_json_size > 0) endAlert(outcome);
       if (outcome.rejected && rejects_ != nullptr) {
         appendReject(rejects_->buffer(), lines_[i].first, *outcome.rejected, lines_[i].second);
       }
@@ -285,11 +409,30 @@ class BatchedDetection {
  private:
   static constexpr size_t kBatch = detectors::RecordPipeline::kSlots;
 
+  // The alert's JSON ends the output's buffer: it stays there, or a control in force for its card
+  // at its trigger event time moves it to the suppressed output. Either way the same JSON.
+  void endAlert(const detectors::RecordOutcome& outcome) {
+    std::string& out = output_.buffer();
+    const detectors::Alert& alert = *outcome.detected.alert;
+    if (controls_ != nullptr &&
+        controls_->suppressing(alert.card_ref, alert.trigger_event_time) != nullptr) {
+      const size_t at = out.size() - outcome.alert_json_size;
+      suppressed_->buffer().append(out, at, outcome.alert_json_size);
+      suppressed_->buffer().push_back('\n');
+      out.resize(at);
+      ++result_.suppressed;
+      return;
+    }
+    out.push_back('\n');
+  }
+
   state::MemoryCardStore store_;
   detectors::PartitionDetector detector_;
   detectors::RecordPipeline pipeline_;
   OutputFile& output_;
   OutputFile* rejects_;
+  const detectors::CardControls* controls_;
+  OutputFile* suppressed_;
   ReplayResult& result_;
   size_t batched_ = 0;
   uint64_t line_number_ = 0;  // of the last line given, from 1
@@ -300,7 +443,8 @@ class BatchedDetection {
 // Reads the input to its end in chunks and hands `detection` each line, writing the output (and
 // the rejects file) as it fills; stops at the first read or write error (in result.error).
 void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detection,
-               OutputFile& output, OutputFile* rejects, ReplayResult& result) {
+               OutputFile& output, OutputFile* rejects, OutputFile* suppressed,
+               ReplayResult& result) {
   ProgressReporter progress(options.progress);
   std::vector<char> chunk(kReadChunk);
   size_t carried = 0;  // bytes of an unfinished line at the front of `chunk`
@@ -336,6 +480,10 @@ void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detect
       result.error = describeErrno("cannot write rejects file " + *options.rejects);
       return;
     }
+    if (suppressed != nullptr && !suppressed->flushIfFull()) {
+      result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
+      return;
+    }
     progress.maybeReport(result.counts);
   }
 }
@@ -346,17 +494,29 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   ReplayResult result;
   ReplayFiles files;
   if (!files.open(options, result)) return result;
+  detectors::CardControls controls;
+  if (files.controls() >= 0 &&
+      !applyControlsFile(files.controls(), options, hasher, controls, result)) {
+    return result;
+  }
   OutputFile output(files.out());
   std::optional<OutputFile> rejects;
   if (files.rejects() >= 0) rejects.emplace(files.rejects());
   OutputFile* rejects_file = rejects ? &*rejects : nullptr;
-  BatchedDetection detection(options, hasher, output, rejects_file, result);
-  readLines(files.in(), options, detection, output, rejects_file, result);
+  std::optional<OutputFile> suppressed;
+  if (files.suppressed() >= 0) suppressed.emplace(files.suppressed());
+  OutputFile* suppressed_file = suppressed ? &*suppressed : nullptr;
+  BatchedDetection detection(options, hasher, output, rejects_file,
+                             suppressed ? &controls : nullptr, suppressed_file, result);
+  readLines(files.in(), options, detection, output, rejects_file, suppressed_file, result);
   if (!result.error && !output.flush()) {
     result.error = describeErrno("cannot write output " + options.output);
   }
   if (!result.error && rejects && !rejects->flush()) {
     result.error = describeErrno("cannot write rejects file " + *options.rejects);
+  }
+  if (!result.error && suppressed && !suppressed->flush()) {
+    result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
   }
   if (!files.closeOutput() && !result.error) {
     result.error = describeErrno("cannot write output " + options.output);
@@ -364,7 +524,19 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   if (!files.closeRejects() && !result.error) {
     result.error = describeErrno("cannot write rejects file " + *options.rejects);
   }
+  if (!files.closeSuppressed() && !result.error) {
+    result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
+  }
   return result;
+}
+
+std::string replaySummaryJson(const ReplayResult& result) {
+  std::string out = result.counts.summaryJson();
+  if (!result.controls) return out;
+  out.pop_back();  // the closing brace
+  out += ",\"suppressed\":" + std::to_string(result.suppressed) +
+         ",\"controls\":" + result.controls->json() + "}";
+  return out;
 }
 
 }  // namespace fraud::service

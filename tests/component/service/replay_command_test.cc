@@ -276,5 +276,159 @@ TEST_F(ReplayCommand, AnOutputThatIsADifferentFileIsStillWritten) {
   EXPECT_EQ(readFile(input), kAlertingInput);
 }
 
+// Card controls (docs/rule.md "Card controls"): a card's suppress diverts the alerts it covers
+// (from inclusive, until exclusive, by trigger event time) to the suppressed output, the same
+// JSON; the incident goes on counting revisions through it. Bad lines are counted, never fatal.
+constexpr const char* kControlledInput =
+    "{\"tx_id\":\"a\",\"card\":\"card-1\",\"country\":\"DE\",\"event_time\":1000}\n"
+    "{\"tx_id\":\"b\",\"card\":\"card-1\",\"country\":\"FR\",\"event_time\":1100}\n"
+    "{\"tx_id\":\"e\",\"card\":\"card-2\",\"country\":\"DE\",\"event_time\":1100}\n"
+    "{\"tx_id\":\"f\",\"card\":\"card-2\",\"country\":\"FR\",\"event_time\":1150}\n"
+    "{\"tx_id\":\"c\",\"card\":\"card-1\",\"country\":\"IT\",\"event_time\":1200}\n"
+    "{\"tx_id\":\"d\",\"card\":\"card-1\",\"country\":\"ES\",\"event_time\":1300}\n";
+
+std::vector<nlohmann::json> alertsOf(const std::string& text) {
+  std::vector<nlohmann::json> alerts;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    auto alert = nlohmann::json::parse(line);
+    alert.erase("detected_at");
+    alerts.push_back(alert);
+  }
+  return alerts;
+}
+
+TEST_F(ReplayCommand, ControlsSuppressAlertsIntoTheSuppressedOutput) {
+  const auto input = writeFile("controlled.jsonl", kControlledInput);
+  const auto controls = writeFile(
+      "controls.jsonl",
+      "{\"card\":\"card-2\",\"action\":\"suppress\",\"until\":5000,\"reason\":\"r\",\"author\":"
+      "\"a\"}\n"
+      "{\"card\":\"card-1\",\"action\":\"suppress\",\"from\":\"1970-01-01T00:00:01.100Z\","
+      "\"until\":1300,\"reason\":\"travel notice\",\"author\":\"analyst-7\",\"ticket\":12}\n"
+      " \t\r\n"
+      "not json\n"
+      "{\"card\":\"card-2\",\"action\":\"suppress\",\"reason\":\"r\",\"author\":\"a\"}\n"
+      "{\"card\":\"card-2\",\"action\":\"remove\",\"reason\":\"cleared\",\"author\":\"a\"}\n"
+      "{\"card\":\"card-3\",\"action\":\"remove\",\"reason\":\"cleared\",\"author\":\"a\"}");
+  const auto output = tempPath("alerts.jsonl");
+  const auto suppressed = tempPath("suppressed.jsonl");
+  const std::vector<std::string> rule = {"--threshold", "2", "--window-ms", "1000"};
+  std::vector<std::string> args = {
+      "--input", input, "--output", output, "--controls", controls, "--suppressed-output",
+      suppressed};
+  args.insert(args.end(), rule.begin(), rule.end());
+  const auto run = replay(args, kKeyEnv);
+  ASSERT_EQ(run.status, 0) << run.err;
+
+  std::vector<std::string> plain_args = {"--input", input};
+  plain_args.insert(plain_args.end(), rule.begin(), rule.end());
+  const auto plain = replay(plain_args, kKeyEnv);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const auto all = alertsOf(plain.out);
+  ASSERT_EQ(all.size(), 4u) << plain.out;
+  ASSERT_EQ(all[0]["trigger_tx_id"], "b");
+  ASSERT_EQ(all[1]["trigger_tx_id"], "f");
+  ASSERT_EQ(all[2]["trigger_tx_id"], "c");
+  ASSERT_EQ(all[3]["trigger_tx_id"], "d");
+
+  // card-1's first two alerts (trigger times 1100 and 1200) are in [1100, 1300); its third
+  // (1300) is not, and carries revision 3: the incident went on through the suppression.
+  // card-2's suppress was removed by a later line.
+  EXPECT_EQ(alertsOf(readFile(suppressed)), (std::vector<nlohmann::json>{all[0], all[2]}));
+  EXPECT_EQ(alertsOf(readFile(output)), (std::vector<nlohmann::json>{all[1], all[3]}));
+  EXPECT_EQ(all[3]["revision"], 3);
+
+  const auto summary = nlohmann::json::parse(lastLine(run.err));
+  EXPECT_EQ(summary,
+            nlohmann::json::parse(R"({"records":6,"accepted":6,"late_dropped":0,"duplicate":0,)"
+                                  R"("overflow_evicted":0,"alerts":4,"incidents":2,"rejected":{},)"
+                                  R"("suppressed":2,"controls":{"applied":4,)"
+                                  R"("rejected":{"invalid_json":1,"missing_field":1}}})"));
+  // Without --controls the summary has neither key.
+  const auto plain_summary = nlohmann::json::parse(lastLine(plain.err));
+  EXPECT_FALSE(plain_summary.contains("suppressed"));
+  EXPECT_FALSE(plain_summary.contains("controls"));
+}
+
+TEST_F(ReplayCommand, AnEmptyControlsFileSuppressesNothing) {
+  const auto input = writeFile("in.jsonl", kAlertingInput);
+  const auto controls = writeFile("controls.jsonl", "");
+  const auto suppressed = tempPath("suppressed.jsonl");
+  const auto run = replay(
+      {"--input", input, "--controls", controls, "--suppressed-output", suppressed}, kKeyEnv);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["trigger_tx_id"], "c");
+  EXPECT_EQ(readFile(suppressed), "");
+  const auto summary = nlohmann::json::parse(lastLine(run.err));
+  EXPECT_EQ(summary["suppressed"], 0);
+  EXPECT_EQ(summary["controls"], nlohmann::json::parse(R"({"applied":0,"rejected":{}})"));
+}
+
+TEST_F(ReplayCommand, ControlsFlagsAreRefusedAloneOrOverAnotherFile) {
+  const auto input = writeFile("in.jsonl", kAlertingInput);
+  const std::string controls_text =
+      "{\"card\":\"card-1\",\"action\":\"suppress\",\"until\":9,\"reason\":\"r\",\"author\":\"a\"}"
+      "\n";
+  const auto controls = writeFile("controls.jsonl", controls_text);
+  const auto suppressed = tempPath("suppressed.jsonl");
+  const auto output = writeFile("out.jsonl", "old\n");
+
+  auto run = replay({"--input", input, "--controls", controls}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--controls needs --suppressed-output"), std::string::npos) << run.err;
+  run = replay({"--input", input, "--suppressed-output", suppressed}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--suppressed-output needs --controls"), std::string::npos) << run.err;
+  run = replay({"--input", input, "--controls", "-", "--suppressed-output", suppressed}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+  run = replay({"--input", input, "--controls", controls, "--suppressed-output", "-"}, kKeyEnv);
+  EXPECT_EQ(run.status, 2);
+
+  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
+    const auto refusal = replay(args, kKeyEnv);
+    EXPECT_EQ(refusal.status, 2) << refusal.err;
+    EXPECT_NE(refusal.err.find(message), std::string::npos) << refusal.err;
+    EXPECT_EQ(readFile(input), kAlertingInput);
+    EXPECT_EQ(readFile(controls), controls_text);
+    EXPECT_EQ(readFile(output), "old\n");
+  };
+  refused({"--input", input, "--output", controls, "--controls", controls, "--suppressed-output",
+           suppressed},
+          "--output " + controls + " is the controls file");
+  refused({"--input", input, "--rejects", controls, "--controls", controls, "--suppressed-output",
+           suppressed},
+          "--rejects " + controls + " is the controls file");
+  refused({"--input", input, "--controls", controls, "--suppressed-output", controls},
+          "--suppressed-output " + controls + " is the controls file");
+  refused({"--input", input, "--controls", controls, "--suppressed-output", input},
+          "--suppressed-output " + input + " is the input");
+  refused(
+      {"--input", input, "--output", output, "--controls", controls, "--suppressed-output", output},
+      "--suppressed-output " + output + " is the output");
+  const auto rejects = writeFile("rejects.jsonl", "");
+  refused({"--input", input, "--output", output, "--rejects", rejects, "--controls", controls,
+           "--suppressed-output", rejects},
+          "--suppressed-output " + rejects + " is the rejects file");
+
+  // A controls file that cannot be read: the error alone, and no output opened.
+  run = replay({"--input", input, "--output", output, "--controls", "/nonexistent/controls.jsonl",
+                "--suppressed-output", suppressed},
+               kKeyEnv);
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err,
+            "replay: cannot open controls file /nonexistent/controls.jsonl: No such file or "
+            "directory\n");
+  EXPECT_EQ(readFile(output), "old\n");
+  EXPECT_FALSE(std::filesystem::exists(suppressed));
+}
+
+TEST_F(ReplayCommand, HelpNamesTheControlsFlags) {
+  const auto run = replay({"--help"}, kKeyEnv);
+  EXPECT_EQ(run.status, 0);
+  EXPECT_NE(run.out.find("--controls"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--suppressed-output"), std::string::npos) << run.out;
+}
+
 }  // namespace
 }  // namespace fraud::testing
