@@ -74,3 +74,82 @@ def fixed_cases() -> list[tuple[str, bytes, tuple[int, int, int, int]]]:
     ]
     return [(name, b"\n".join(x if isinstance(x, bytes) else x.encode("utf-8", "surrogatepass") for x in lines)
              + (b"\n" if lines else b""), params) for name, lines, params in cases]
+
+
+def _ctl(card: str = "AAAA", action: str = "suppress", extra: str = "", reason: str = "r", author: str = "a") -> str:
+    """A control line; arguments are raw JSON text inside the quotes, `extra` raw members."""
+    return f'{{"card":"{card}","action":"{action}","reason":"{reason}","author":"{author}"{extra}}}'
+
+
+def fixed_control_cases() -> list[tuple[str, bytes, bytes, tuple[int, int, int, int]]]:
+    """Hand-written replay inputs with a controls file (docs/rule.md "Card controls").
+
+    Each is (name, input bytes, controls bytes, (W, G, N, M)).
+    """
+    small = (10, 0, 2, 5)
+    # AAAA: alerts at trigger times 110 (rev 1), 111 (rev 2), 121 (rev 3, US-FR-DE-JP);
+    # BBBB: one alert at 205; CCCC: one alert at 305.
+    stream = [_rec("t1", "AAAA", "US", "100"), _rec("t2", "AAAA", "FR", "110"), _rec("t3", "AAAA", "DE", "111"),
+              _rec("t4", "AAAA", "JP", "121"), _rec("b1", "BBBB", "US", "200"), _rec("b2", "BBBB", "FR", "205"),
+              _rec("c1", "CCCC", "US", "300"), _rec("c2", "CCCC", "FR", "305")]
+    cases: list[tuple[str, list[str | bytes], list[str | bytes], tuple[int, int, int, int]]] = [
+        ("controls-empty-file", stream, [], small),
+        # from inclusive, until exclusive; from defaults to 0; the incident's revisions go on.
+        ("controls-bounds", stream, [_ctl("AAAA", extra=',"from":110,"until":121'),
+                                     _ctl("BBBB", extra=',"until":205'),
+                                     _ctl("CCCC", extra=',"from":305,"until":306')], small),
+        # until (and from) in RFC 3339, with offsets and truncated fractions: [205, 206) holds
+        # BBBB's alert, until 305 (exclusive) misses CCCC's; from == until after truncation.
+        ("controls-rfc3339", stream, [_ctl("BBBB", extra=',"from":"1970-01-01T01:00:00.205+01:00",'
+                                                        '"until":"1970-01-01t00:00:00.2069z"'),
+                                      _ctl("AAAA", extra=',"from":"1970-01-01T00:00:00.110Z",'
+                                                        '"until":"1970-01-01T00:00:00.1109Z"'),
+                                      _ctl("CCCC", extra=',"until":"1969-12-31T23:00:00.305-01:00"')], small),
+        # One control per card, the last applied; a remove erases, also of nothing.
+        ("controls-last-wins", stream, [_ctl("AAAA", extra=',"until":1000'), _ctl("AAAA", "remove"),
+                                        _ctl("BBBB", "remove"), _ctl("BBBB", extra=',"until":1000'),
+                                        _ctl("CCCC", extra=',"until":1000'),
+                                        _ctl("CCCC", extra=',"from":0,"until":300'),
+                                        _ctl("DDDD", "remove")], small),
+        # Every reason a controls file can give, and what is accepted next to it.
+        ("controls-rejects", stream, [
+            "not json", "null", "[]", '"x"', "\ufeff" + _ctl("AAAA", extra=',"until":1000'),
+            _ctl("AAAA", extra=',"until":1000') + " x", '{"card":"AAAA","action":"suppress","until":5,"x":NaN}',
+            '{"action":"suppress","until":1000,"reason":"r","author":"a"}',
+            _ctl("AAAA"),  # a suppress without until
+            '{"card":"AAAA","action":"remove","reason":"r"}',
+            '{"card":"AAAA","action":"suppress","until":1000,"author":"a"}',
+            '{"card":1,"action":"suppress","reason":"","author":null}',  # missing until first
+            _ctl("AAAA", "Suppress", ',"until":1000'), _ctl("AAAA", "pause"), _ctl("AAAA", "", ',"until":1000'),
+            _ctl("AAA", extra=',"until":1000'), _ctl("AA AA", extra=',"until":1000'),
+            _ctl("AAAA", extra=',"from":1000,"until":1000'), _ctl("AAAA", extra=',"from":1001,"until":1000'),
+            _ctl("AAAA", extra=',"until":0'), _ctl("AAAA", extra=',"from":null,"until":1000'),
+            _ctl("AAAA", extra=',"until":1.0'), _ctl("AAAA", extra=',"until":-1'),
+            _ctl("AAAA", extra=',"until":"2024-02-30T00:00:00Z"'), _ctl("AAAA", extra=',"until":253402300800000'),
+            _ctl("AAAA", extra=',"until":1000', reason=""), _ctl("AAAA", extra=',"until":1000', reason="r" * 201),
+            _ctl("AAAA", extra=',"until":1000', reason="\\u00e9" * 101), _ctl("AAAA", extra=',"until":1000', author=""),
+            _ctl("AAAA", extra=',"until":1000', author="a" * 65), _ctl("AAAA", extra=',"until":1000', reason="a\\tb"),
+            _ctl("AAAA", extra=',"until":1000', author="\\u007f"), _ctl("AAAA", extra=',"until":1000', reason="a\x7fb"),
+            '{"card":"AAAA","action":"remove","reason":"r","author":"a","until":"garbage","from":null}',
+            '{"card":"AAAA","action":null,"reason":"r","author":"a"}',
+        ], small),
+        # Accepted at the edges: 200-byte reason, 64-byte author (in bytes of UTF-8), C1
+        # characters, extra fields, escaped names; the last line suppresses BBBB.
+        ("controls-accepted-edges", stream, [
+            _ctl("AAAA", extra=',"until":1000', reason="r" * 200, author="\\u00e9" * 32),
+            _ctl("AAAA", "remove", reason="\\u0080\\u009f", author="\U0001F600" * 16),
+            _ctl("CCCC", extra=',"until":1000,"ticket":{"id":[1,2.5,null]},"Until":"x"'),
+            '{"c\\u0061rd":"BBBB","\\u0061ction":"suppress","unt\\u0069l":206,"reason":"r","author":"a"}',
+            " \t\r", "",
+        ], small),
+        # Controls with no alert to suppress; a controls file without a final newline.
+        ("controls-nothing-to-suppress", [_rec("t1", "AAAA", "US", "100")],
+         [_ctl("AAAA", extra=',"until":1000')], small),
+    ]
+
+    def joined(lines: list[str | bytes], final_newline: bool = True) -> bytes:
+        data = b"\n".join(x if isinstance(x, bytes) else x.encode("utf-8", "surrogatepass") for x in lines)
+        return data + (b"\n" if lines and final_newline else b"")
+
+    return [(name, joined(lines), joined(controls, name != "controls-nothing-to-suppress"), params)
+            for name, lines, controls, params in cases]

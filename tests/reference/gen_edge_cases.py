@@ -380,6 +380,104 @@ def generate(seed: int, records: int, window_ms: int = 600_000, grace_ms: int = 
     return StreamGenerator(seed, window_ms, grace_ms, invalid_rate).generate(records)
 
 
+# --------------------------------------------------------------------------- controls files
+
+
+def _stream_cards_and_times(data: bytes) -> dict[str, list[int]]:
+    """The valid records' event times by card, read back with the reference's §1 reading (only
+    to aim controls at cards and edges the stream has; detection is not involved)."""
+    from spec_record import Rejected, is_blank, parse_record
+    times: dict[str, list[int]] = {}
+    for line in data.split(b"\n"):
+        if is_blank(line):
+            continue
+        try:
+            record = parse_record(line)
+        except Rejected:
+            continue
+        times.setdefault(record.card, []).append(record.event_time)
+    return times
+
+
+def generate_controls(seed: int, data: bytes, lines: int = 40) -> bytes:
+    """A seeded controls file (docs/rule.md "Card controls") for the stream `data`: suppresses
+    of its cards whose bounds sit on, just before and just after its event times (in both
+    event_time forms), replacements and removes of the same card (the last one counts), and
+    refused lines of every reason a controls file can give."""
+    rng = random.Random(seed * 7919 + 17)
+    times = _stream_cards_and_times(data)
+    cards = sorted(times) or ["CARD"]
+    out: list[str] = []
+
+    def time_text(t: int) -> str:
+        if rng.random() < 0.3:
+            text = rfc3339(rng, t)
+            if text is not None:
+                return enc_string(rng, text, 0.0)
+        return str(t)
+
+    def text(max_bytes: int) -> str:
+        base = rng.choice(["travel notice", "cleared by analyst", "r", "\u00e9t\u00e9 \u0085", "x" * max_bytes,
+                           "\u00e9" * (max_bytes // 2), "\\ud83d\\ude00 emoji", "\U0001F600" * 16])
+        return base
+
+    def members(card: str, action: str) -> list[tuple[str, str]]:
+        ts = times.get(card) or [1000]
+        t = rng.choice(ts)
+        # Bounds on an event time (an alert's trigger time, often), one off either way, or wide.
+        start = max(0, t + rng.choice([-1, 0, 0, 1, -rng.randint(0, 5000)]))
+        until = rng.choice([t, t, t + 1, start + 1, start + rng.randint(1, 20_000), start + 10 ** 9])
+        until = min(max(until, start + 1), MAX_EVENT_TIME_MS)
+        m = [("card", enc_string(rng, card, 0.05)), ("action", f'"{action}"'),
+             ("reason", f'"{text(200)}"'), ("author", f'"{text(64)}"')]
+        if action == "suppress" or rng.random() < 0.2:
+            m.append(("until", time_text(until)))
+            if rng.random() < 0.7:
+                m.append(("from", time_text(start)))
+        if rng.random() < 0.2:
+            m.append(("ticket", random_json_value(rng)))
+        rng.shuffle(m)
+        return m
+
+    bad_values = {
+        "card": ["null", "1234", '"abc"', '"has space"', '"' + "x" * 65 + '"'],
+        "action": ['"Suppress"', '"pause"', "null", '""', "1"],
+        "reason": ['""', "null", '"' + "r" * 201 + '"', '"a\\tb"', '"a\\u007fb"', '"' + "\u00e9" * 101 + '"'],
+        "author": ['""', '"' + "a" * 65 + '"', '"\\u0000"', "7"],
+        "until": ["null", "1.0", "-1", '"2024-02-30T00:00:00Z"', "253402300800000", '"soon"'],
+        "from": ["null", "1e3", '"x"', "-5"],
+    }
+    while len(out) < lines:
+        r = rng.random()
+        card = rng.choice(cards)
+        if r < 0.55:
+            out.append(encode_object(rng, members(card, "suppress"), 0.05))
+        elif r < 0.7:
+            out.append(encode_object(rng, members(card, "remove"), 0.05))
+        elif r < 0.75:
+            out.append(rng.choice(["", " \t", "\r"]))
+        elif r < 0.8:
+            out.append(rng.choice(["not json", "null", "[]", '{"card":', '"suppress"', "\ufeff{}"]))
+        elif r < 0.85:
+            m = members(card, rng.choice(["suppress", "remove"]))
+            names = [n for n, _ in m if n in ("card", "action", "reason", "author", "until")]
+            drop = rng.choice(names)
+            out.append(encode_object(rng, [x for x in m if x[0] != drop]))
+        elif r < 0.9:  # from >= until
+            t = rng.choice(times.get(card) or [1000])
+            m = [("card", enc_string(rng, card)), ("action", '"suppress"'), ("reason", '"r"'), ("author", '"a"'),
+                 ("from", time_text(t)), ("until", time_text(t - rng.choice([0, 0, 1])))]
+            out.append(encode_object(rng, m))
+        else:
+            action = rng.choice(["suppress", "remove"])
+            m = dict(members(card, action))
+            m.setdefault("until", "5")
+            name = rng.choice(list(bad_values))
+            m[name] = rng.choice(bad_values[name])
+            out.append(encode_object(rng, list(m.items())))
+    return "\n".join(out).encode("utf-8") + (b"\n" if rng.random() < 0.8 else b"")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Seeded adversarial JSONL for the detection contract")
     ap.add_argument("--seed", type=int, required=True)

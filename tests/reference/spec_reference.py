@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Independent reference implementation of the detection contract (docs/rule.md §1-§6),
-`replay` semantics only. Written from the rule alone, for differential testing against the
+"""Independent reference implementation of the detection contract (docs/rule.md §1-§6, and §9's
+card controls as replay applies them), `replay` semantics only. Written from the rule alone, for differential testing against the
 C++ detector. Naive on purpose: every window is recomputed from scratch.
 
 Usage:
     FRAUD_CARD_HASH_KEY=... spec_reference.py --input FILE \
         [--window-ms W --grace-ms G --threshold N --max-events M]
+        [--controls FILE --suppressed-output FILE]
 
 Alerts go to stdout as JSONL in emission order; the summary JSON is the last stderr line.
 `detected_at` is always 0 here (the rule lets it be any wall-clock value).
@@ -83,6 +84,7 @@ Readings of points where the rule could be read more than one way
     key is not refused here.
 20. Types are JSON types: a number is never a string (tx_id 1.5 or card 12345.5 is
     invalid_field), and true/false are not numbers.
+21-30. Card controls: see spec_controls.py's docstring.
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from spec_controls import Controls
 from spec_record import Record, Rejected, is_blank, parse_record
 
 DEFAULT_WINDOW_MS = 600_000
@@ -153,6 +156,7 @@ class Replay:
         self.counts = dict(records=0, accepted=0, late_dropped=0, duplicate=0,
                            overflow_evicted=0, alerts=0, incidents=0)
         self.rejected: dict[str, int] = {}
+        self.last_card: str | None = None
 
     # -- helpers
 
@@ -181,6 +185,7 @@ class Replay:
         return self.process_record(record)
 
     def process_record(self, r: Record) -> list[dict]:
+        self.last_card = r.card  # the clear card of the alerts returned (controls need it)
         G = self.p.grace_ms
         t = r.event_time
         # 1. Late.
@@ -276,6 +281,31 @@ def replay_bytes(data: bytes, params: Params, key: bytes) -> tuple[list[dict], d
     return alerts, rp.summary()
 
 
+def replay_with_controls(data: bytes, params: Params, key: bytes,
+                         controls_data: bytes) -> tuple[list[dict], list[dict], dict]:
+    """A whole file's bytes with a controls file applied before the first transaction.
+
+    Returns (alerts not suppressed, suppressed alerts, summary), each list in emission order.
+    Detection runs exactly as without controls; each alert is then diverted or not by its
+    card's control at its trigger event time.
+    """
+    controls = Controls()
+    controls.apply_file(controls_data)
+    rp = Replay(params, key)
+    kept: list[dict] = []
+    suppressed: list[dict] = []
+    for line in data.split(b"\n"):
+        if is_blank(line):
+            continue
+        for alert in rp.process_line(line):
+            card = rp.last_card
+            (suppressed if controls.suppresses(card, alert["trigger_event_time"]) else kept).append(alert)
+    summary = rp.summary()
+    summary["suppressed"] = len(suppressed)
+    summary["controls"] = controls.summary()
+    return kept, suppressed, summary
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--input", required=True, help="JSONL file, '-' for stdin")
@@ -283,7 +313,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grace-ms", type=int, default=DEFAULT_GRACE_MS)
     ap.add_argument("--threshold", type=int, default=DEFAULT_THRESHOLD)
     ap.add_argument("--max-events", type=int, default=DEFAULT_MAX_EVENTS)
+    ap.add_argument("--controls", help="controls file, one JSON object a line (with --suppressed-output)")
+    ap.add_argument("--suppressed-output", help="where suppressed alerts go (with --controls)")
     args = ap.parse_args(argv)
+    if (args.controls is None) != (args.suppressed_output is None):
+        print("--controls and --suppressed-output go together", file=sys.stderr)
+        return 2
 
     key = os.environb.get(b"FRAUD_CARD_HASH_KEY")
     if key is None:
@@ -301,11 +336,20 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with open(args.input, "rb") as f:
             data = f.read()
-    alerts, summary = replay_bytes(data, params, key)
+    suppressed = None
+    if args.controls is None:
+        alerts, summary = replay_bytes(data, params, key)
+    else:
+        with open(args.controls, "rb") as f:
+            alerts, suppressed, summary = replay_with_controls(data, params, key, f.read())
     out = sys.stdout.buffer
     for a in alerts:
         out.write(json.dumps(a, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
     out.flush()
+    if suppressed is not None:
+        with open(args.suppressed_output, "wb") as f:
+            for a in suppressed:
+                f.write(json.dumps(a, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
     sys.stderr.write(json.dumps(summary, separators=(",", ":")) + "\n")
     return 0
 
