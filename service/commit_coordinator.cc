@@ -27,24 +27,23 @@ CommitCoordinator::CommitCoordinator(Options options, TransactionSink& output, T
 void CommitCoordinator::begin() {
   last_commit_started_ = clock_.now();
   uncommitted_records_ = 0;
-  committing_.clear();
   InputOffsets offsets{options_.input_topic, options_.owner, {}};
+  // Each task that prepares is kPrepared until it hears the result: the commit's members.
   tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
     for (const auto& [p, task] : tasks) {
-      const auto position = task->prepareCommit(output_, options_.changelog_topic);
-      if (!position) continue;
-      offsets.offsets.push_back(*position);
-      committing_.push_back(p);
+      if (auto position = task->prepareCommit(output_, options_.changelog_topic)) {
+        offsets.offsets.push_back(*position);
+      }
     }
   });
   output_.startCommit(std::move(offsets));
 }
 
 CommitCoordinator::Outcome CommitCoordinator::failed(TransactionResult result) {
-  committing_.clear();
   if (result == TransactionResult::kFatal) {
-    fatal_ = true;
-    producer_failed_ = true;
+    // The tasks stay kPrepared: nothing commits again until they are closed (producer
+    // recovery closes every task before resumeWithNewProducer()).
+    failure_ = Failure::kProducer;
     return Outcome::kFatal;
   }
   if (metrics_ != nullptr) metrics_->transactions.Add({{"result", "aborted"}}).Increment();
@@ -69,33 +68,31 @@ bool CommitCoordinator::persistDue() {
 CommitCoordinator::Outcome CommitCoordinator::complete(const FinishedCommit& finished) {
   if (finished.result != TransactionResult::kCommitted) return failed(finished.result);
   InputOffsets committed{options_.input_topic, {}, {}};
-  for (const int32_t p : std::exchange(committing_, {})) {
-    // A task revoked, rewound or rebuilt since the commit began has nothing more to learn from
-    // it (markCommitted() ignores a commit it no longer has in flight).
-    PartitionTask* task = tasks_.task(p);
-    if (task == nullptr) continue;
-    const auto checkpoint = task->inFlight();
-    if (!checkpoint) continue;
-    const auto record = finished.checkpoint_offsets.find(p);
-    task->markCommitted(record == finished.checkpoint_offsets.end()
-                            ? std::nullopt
-                            : std::optional<int64_t>(record->second));
-    committed.offsets.push_back({p, checkpoint->next_offset});
-  }
-  if (persistDue()) {
-    const bool handed_off = tasks_.withTasks([](const TaskManager::Tasks& tasks) {
-      for (const auto& [p, task] : tasks) {
-        if (auto error = task->handOffCommitted()) {
-          spdlog::critical("partition {}: cannot write local checkpoint: {}", p, *error);
-          return false;
-        }
+  // One walk: each prepared task takes the result down its store (change log, then the cache
+  // once batches are on disk), and every task hands its committed state to the disk writer
+  // when due. A task revoked, rewound or rebuilt since the commit began is no longer prepared
+  // and has nothing more to learn from it.
+  const bool hand_off = persistDue();
+  const bool written = tasks_.withTasks([&](const TaskManager::Tasks& tasks) {
+    bool ok = true;
+    for (const auto& [p, task] : tasks) {
+      const auto record = finished.checkpoint_offsets.find(p);
+      const PartitionTask::CommitApplied applied = task->markCommitted(
+          record == finished.checkpoint_offsets.end() ? std::nullopt
+                                                      : std::optional<int64_t>(record->second),
+          hand_off && ok);
+      if (applied.committed) committed.offsets.push_back(*applied.committed);
+      if (!applied.written.ok()) {
+        spdlog::critical("partition {}: cannot write local checkpoint: {}", p,
+                         applied.written.message());
+        ok = false;  // no later task hands off: nothing is persisted after a fatal error
       }
-      return true;
-    });
-    if (!handed_off) {
-      fatal_ = true;
-      return Outcome::kFatal;
     }
+    return ok;
+  });
+  if (!written) {
+    failure_ = Failure::kDisk;
+    return Outcome::kFatal;
   }
   if (options_.commit_offsets_outside_transaction && !committed.offsets.empty() &&
       commit_offsets_) {
@@ -112,13 +109,13 @@ CommitCoordinator::Outcome CommitCoordinator::complete(const FinishedCommit& fin
 }
 
 CommitCoordinator::Outcome CommitCoordinator::poll() {
-  if (fatal_) return Outcome::kFatal;
+  if (fatal()) return Outcome::kFatal;
   if (const auto result = output_.finishCommit(/*wait=*/false)) return complete(*result);
   return Outcome::kNone;
 }
 
 CommitCoordinator::Outcome CommitCoordinator::waitForCommit() {
-  if (fatal_) return Outcome::kFatal;
+  if (fatal()) return Outcome::kFatal;
   if (const auto result = output_.finishCommit(/*wait=*/true)) return complete(*result);
   return Outcome::kNone;
 }
@@ -137,7 +134,7 @@ int CommitCoordinator::pollTimeoutMs(int idle_ms) const {
 }
 
 CommitCoordinator::Outcome CommitCoordinator::maybeCommit() {
-  if (fatal_) return Outcome::kFatal;
+  if (fatal()) return Outcome::kFatal;
   const auto now = clock_.now();
   if (output_.committing() || uncommitted_records_ == 0 ||
       now - last_commit_started_ < options_.commit_interval) {
@@ -148,7 +145,7 @@ CommitCoordinator::Outcome CommitCoordinator::maybeCommit() {
 }
 
 CommitCoordinator::Outcome CommitCoordinator::commitNow() {
-  if (fatal_) return Outcome::kFatal;
+  if (fatal()) return Outcome::kFatal;
   if (output_.committing()) {
     if (const Outcome done = waitForCommit(); done != Outcome::kCommitted) return done;
   }
@@ -158,7 +155,7 @@ CommitCoordinator::Outcome CommitCoordinator::commitNow() {
 }
 
 CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
-  if (fatal_) return Outcome::kFatal;
+  if (fatal()) return Outcome::kFatal;
   if (output_.committing()) {
     // Whatever that commit held is decided by the broker; take its result first.
     const Outcome done = waitForCommit();
@@ -166,8 +163,7 @@ CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
   }
   if (uncommitted_records_ == 0 && !output_.hasOpenWork()) return Outcome::kNone;
   if (output_.abort(/*outputs_failed=*/false) == TransactionResult::kFatal) {
-    fatal_ = true;
-    producer_failed_ = true;
+    failure_ = Failure::kProducer;
     return Outcome::kFatal;
   }
   uncommitted_records_ = 0;
@@ -177,10 +173,8 @@ CommitCoordinator::Outcome CommitCoordinator::abortUncommitted() {
 }
 
 void CommitCoordinator::resumeWithNewProducer() {
-  fatal_ = false;
-  producer_failed_ = false;
+  failure_ = Failure::kNone;
   uncommitted_records_ = 0;
-  committing_.clear();
   interval_.clear();  // counted only once committed: what was processed is processed again
   last_commit_started_ = clock_.now();
 }
@@ -188,14 +182,15 @@ void CommitCoordinator::resumeWithNewProducer() {
 bool CommitCoordinator::persist(const std::vector<int32_t>& partitions) {
   // Only committed state goes to disk (the stores write committed batches alone), and nothing
   // after a fatal error.
-  if (fatal_) return false;
+  if (fatal()) return false;
   last_persist_ = clock_.now();
   bool ok = true;
   auto persistOne = [&](PartitionTask& task) {
     if (!task.active()) return;
-    if (auto error = task.persist()) {
+    if (const base::Status persisted = task.persist(); !persisted.ok()) {
       // The changelog holds the truth; a restart restores this partition from it.
-      spdlog::critical("partition {}: cannot write local checkpoint: {}", task.partition(), *error);
+      spdlog::critical("partition {}: cannot write local checkpoint: {}", task.partition(),
+                       persisted.message());
       ok = false;
     }
   };

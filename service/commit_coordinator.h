@@ -32,8 +32,11 @@ namespace fraud::service {
 //
 // The coordinator decides; the sink (TransactionSink: Kafka in the service, a fake in tests)
 // carries. Offsets go to the sink as plain values and a finished commit comes back as one
-// (FinishedCommit, with the acknowledged checkpoint-record offsets); each task keeps its own
-// checkpoints (PartitionTask: in flight, committed, handed to disk).
+// (FinishedCommit, with the acknowledged checkpoint-record offsets). Where a commit is, each
+// task's phase says (PartitionTask::Phase: a task that prepared is kPrepared until it hears the
+// result); the coordinator keeps no list of its own, and tells a result to every task in one
+// walk (markCommitted(), or TaskManager::rewindAll() after an abort). What reached the disk,
+// each task's store says (its change log).
 //
 // Thread-safety: ingest thread only.
 class CommitCoordinator {
@@ -85,11 +88,12 @@ class CommitCoordinator {
   // waits for it. False on a disk failure or after a fatal error.
   [[nodiscard]] bool persist(const std::vector<int32_t>& partitions = {});
 
-  [[nodiscard]] bool fatal() const { return fatal_; }
+  [[nodiscard]] bool fatal() const { return failure_ != Failure::kNone; }
   // The fatal error is the producer's (fenced, a transaction state the broker refused, the
   // immediate alerts' producer failed): replacing the producers may cure it.
-  [[nodiscard]] bool producerFailed() const { return fatal_ && producer_failed_; }
-  // After a producer failure, once every task is closed and the producers are replaced (the
+  [[nodiscard]] bool producerFailed() const { return failure_ == Failure::kProducer; }
+  // After a producer failure, once every task is closed (a task still prepared for the failed
+  // commit would take the next one's result as its own) and the producers are replaced (the
   // output attached to the new one): nothing uncommitted, nothing in flight, not fatal.
   void resumeWithNewProducer();
   [[nodiscard]] bool committing() const { return output_.committing(); }
@@ -124,12 +128,16 @@ class CommitCoordinator {
   ServiceMetrics* metrics_;    // may be null (tests)
   const Clock& clock_;
 
-  bool fatal_ = false;
-  bool producer_failed_ = false;      // the fatal error is the producer's, not the disk's
+  // What failed for good, if anything: once set, only resumeWithNewProducer() clears it.
+  enum class Failure {
+    kNone,
+    kProducer,  // the producer's (replacing it may cure it)
+    kDisk,      // a local checkpoint could not be written
+  };
+  Failure failure_ = Failure::kNone;
   uint64_t uncommitted_records_ = 0;  // processed since the last commit began
   Clock::TimePoint last_commit_started_;
   Clock::TimePoint last_persist_;
-  std::vector<int32_t> committing_;  // the partitions the commit in flight carries
 };
 
 }  // namespace fraud::service

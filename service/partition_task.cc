@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cassert>
 #include <string>
 
 #include "detectors/alert.h"
@@ -18,7 +20,74 @@ namespace {
 // every one of them).
 constexpr int64_t kMisroutedLogEveryMs = 60'000;
 
+std::atomic<uint64_t> illegal_transitions{0};
+
+// A broken invariant of the commit phase (as the transactional output's lifecycle reports its
+// own): fails fast in debug builds; logged and counted in release, where the step is made all
+// the same (what commits is still decided by the broker, and an abort rewinds every task).
+void bug(std::string_view what) {
+  illegal_transitions.fetch_add(1);
+  spdlog::critical("partition task: bug: {}", what);
+  assert(false && "partition task: illegal commit phase step");
+}
+
 }  // namespace
+
+bool PartitionTask::isTransitionValid(Phase from, Phase to) {
+  using P = Phase;
+  // From every phase: a restart (a rebuild, a restore asked for again).
+  if (to == P::kRestoring) return true;
+  switch (from) {
+    case P::kRestoring:
+      return to == P::kClean;
+    case P::kClean:
+      return to == P::kDirty || to == P::kClean;  // kClean: a rewind with nothing to undo
+    case P::kDirty:
+      return to == P::kDirty || to == P::kPrepared || to == P::kClean;
+    case P::kPrepared:
+      return to == P::kPreparedDirty || to == P::kClean;
+    case P::kPreparedDirty:
+      return to == P::kPreparedDirty || to == P::kDirty || to == P::kClean;
+  }
+  return false;
+}
+
+std::string_view PartitionTask::phaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kRestoring:
+      return "restoring";
+    case Phase::kClean:
+      return "clean";
+    case Phase::kDirty:
+      return "dirty";
+    case Phase::kPrepared:
+      return "prepared";
+    case Phase::kPreparedDirty:
+      return "prepared-dirty";
+  }
+  return "unknown";
+}
+
+uint64_t PartitionTask::illegalTransitions() { return illegal_transitions.load(); }
+
+void PartitionTask::moveTo(Phase next) {
+  const Phase from = phase_.load();
+  if (!isTransitionValid(from, next)) {
+    bug(fmt::format("partition {}: no step from {} to {}", partition_, phaseName(from),
+                    phaseName(next)));
+  }
+  phase_.store(next);
+}
+
+void PartitionTask::closeStore() {
+  if (!store_) return;
+  if (const base::Status closed = store_->close(); !closed.ok()) {
+    // The changelog holds the committed state: the partition's next restore brings it back.
+    spdlog::error("partition {}: cannot write the last committed state to local disk: {}",
+                  partition_, closed.message());
+  }
+  store_.reset();
+}
 
 PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket)
     : partition_(partition),
@@ -26,7 +95,11 @@ PartitionTask::PartitionTask(int32_t partition, const TaskContext& context, uint
       source_partition_(std::to_string(partition)),
       restore_ticket_(restore_ticket) {}
 
-PartitionTask::~PartitionTask() = default;
+PartitionTask::~PartitionTask() {
+  base::MutexLock lock(mu_);
+  detector_.reset();  // it reads the store
+  closeStore();
+}
 
 bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
                              const state::PartitionCheckpoint& checkpoint,
@@ -43,31 +116,26 @@ bool PartitionTask::activate(std::unique_ptr<state::LiveCardStore> store,
   base::MutexLock lock(mu_);
   store_ = std::move(store);
   detector_ = std::move(detector);
-  in_flight_.reset();
-  committed_ = checkpoint;
-  persisted_ = checkpoint;
+  committed_.checkpoint = checkpoint;
   next_offset_ = checkpoint.next_offset;
-  misrouted_ = misrouted_committed_;
-  dirty_ = false;
+  misrouted_ = committed_.misrouted;
   restored_records_.store(restored_records);
   restore_progress_.store(1);
-  active_.store(true);
+  moveTo(Phase::kClean);
   return true;
 }
 
 void PartitionTask::restart(uint64_t restore_ticket) {
   base::MutexLock lock(mu_);
-  active_.store(false);
+  moveTo(Phase::kRestoring);
   detector_.reset();
-  store_.reset();
-  dirty_ = false;
-  in_flight_.reset();
+  closeStore();
   restore_ticket_ = restore_ticket;
   restore_progress_.store(0);
 }
 
 PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
-  if (!active_.load()) return Processed::kSkipped;
+  if (!active()) return Processed::kSkipped;
   // Whatever the value holds: a misrouted record is processed here all the same (docs/rule.md §9).
   const detectors::KeyRouting routing = routeOf(record);
   const bool misrouted = routing.routing == detectors::Routing::kMisrouted;
@@ -93,7 +161,11 @@ PartitionTask::Processed PartitionTask::process(const InputRecord& record) {
     }
     next_offset_ = record.offset + 1;
     misrouted_ += misrouted ? 1 : 0;
-    dirty_ = true;
+    if (const Phase now = phase_.load(); now == Phase::kClean) {
+      moveTo(Phase::kDirty);
+    } else if (now == Phase::kPrepared) {
+      moveTo(Phase::kPreparedDirty);
+    }
   }
   if (!record.value) {
     // A tombstone is no JSON value at all (docs/rule.md §1: invalid_json).
@@ -194,9 +266,10 @@ void PartitionTask::reject(const InputRecord& record, detectors::RejectReason re
 
 std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
                                                         const std::string& changelog_topic) {
-  if (!active_.load()) return std::nullopt;
+  if (!active()) return std::nullopt;
   base::MutexLock lock(mu_);
-  if (!dirty_) return std::nullopt;
+  // kPreparedDirty is dirty too, but its commit is still in flight: moveTo() reports it.
+  if (!dirty()) return std::nullopt;
   for (const auto& change : store_->takeCommitChanges()) {
     output.send(changelog_topic, partition_, change.card_ref.raw(),
                 change.encoded ? std::optional<std::string_view>(*change.encoded) : std::nullopt,
@@ -204,53 +277,53 @@ std::optional<InputOffset> PartitionTask::prepareCommit(RecordCollector& output,
   }
   const state::PartitionCheckpoint checkpoint{next_offset_, detector_->streamTime(), 0};
   output.sendCheckpoint(changelog_topic, partition_, kChangelogCheckpointKey, checkpoint.encode());
-  dirty_ = false;
-  in_flight_ = checkpoint;
-  misrouted_in_flight_ = misrouted_;
+  moveTo(Phase::kPrepared);
+  prepared_ = Mark{checkpoint, misrouted_};
   return InputOffset{partition_, checkpoint.next_offset};
 }
 
-void PartitionTask::markCommitted(std::optional<int64_t> checkpoint_record_offset) {
-  if (!active_.load()) return;
+PartitionTask::CommitApplied PartitionTask::markCommitted(
+    std::optional<int64_t> checkpoint_record_offset, bool hand_off) {
+  CommitApplied applied;
+  if (!active()) return applied;
   base::MutexLock lock(mu_);
-  if (!in_flight_) return;
-  committed_ = *std::exchange(in_flight_, std::nullopt);
-  misrouted_committed_ = misrouted_in_flight_;
-  committed_.changelog_next_offset =
-      checkpoint_record_offset ? *checkpoint_record_offset + 1 : persisted_.changelog_next_offset;
-  // The transaction's card changes may go to disk now, with this checkpoint.
-  store_->commitSucceeded(committed_);
-  persisted_ = committed_;
+  const Phase now = phase_.load();
+  if (now == Phase::kPrepared || now == Phase::kPreparedDirty) {
+    // Without the record's offset, a restore starts where the last known one did.
+    const int64_t changelog_next_offset = checkpoint_record_offset
+                                              ? *checkpoint_record_offset + 1
+                                              : committed_.checkpoint.changelog_next_offset;
+    committed_ = prepared_;
+    committed_.checkpoint.changelog_next_offset = changelog_next_offset;
+    moveTo(now == Phase::kPrepared ? Phase::kClean : Phase::kDirty);
+    // The transaction's card changes may go to disk now, with this checkpoint.
+    store_->commitSucceeded(committed_.checkpoint);
+    applied.committed = InputOffset{partition_, committed_.checkpoint.next_offset};
+  }
+  if (hand_off) applied.written = store_->handOff();
+  return applied;
 }
 
 PartitionTask::Rewound PartitionTask::rewind() {
   // A restoring task is on its way to the committed state anyway.
-  if (!active_.load()) return Rewound::kDone;
+  if (!active()) return Rewound::kDone;
   base::MutexLock lock(mu_);
-  dirty_ = false;
-  in_flight_.reset();
-  misrouted_ = misrouted_committed_;  // the records since are processed (and counted) again
+  moveTo(Phase::kClean);
+  misrouted_ = committed_.misrouted;  // the records since are processed (and counted) again
   // Waits for the committed batches to reach disk; false when one could not.
   if (!store_->discardChanges()) return Rewound::kRestore;
   try {
     detector_ = std::make_unique<detectors::PartitionDetector>(context_.config.detector, *store_,
-                                                               committed_.stream_time);
+                                                               committed_.checkpoint.stream_time);
   } catch (const detectors::CardStoreError&) {
     return Rewound::kRebuild;
   }
-  next_offset_ = committed_.next_offset;
+  next_offset_ = committed_.checkpoint.next_offset;
   return Rewound::kDone;
 }
 
-std::optional<std::string> PartitionTask::handOffCommitted() {
-  if (!active_.load()) return std::nullopt;
-  base::MutexLock lock(mu_);
-  store_->handOff();
-  return store_->writeError();
-}
-
-std::optional<std::string> PartitionTask::persist() {
-  if (!active_.load()) return std::nullopt;
+base::Status PartitionTask::persist() {
+  if (!active()) return {};
   base::MutexLock lock(mu_);
   return store_->writeCommitted();
 }
@@ -266,18 +339,20 @@ int64_t PartitionTask::nextOffset() const {
 }
 
 bool PartitionTask::dirty() const {
-  base::MutexLock lock(mu_);
-  return dirty_;
+  const Phase now = phase_.load();
+  return now == Phase::kDirty || now == Phase::kPreparedDirty;
 }
 
 state::PartitionCheckpoint PartitionTask::committed() const {
   base::MutexLock lock(mu_);
-  return committed_;
+  return committed_.checkpoint;
 }
 
 std::optional<state::PartitionCheckpoint> PartitionTask::inFlight() const {
   base::MutexLock lock(mu_);
-  return in_flight_;
+  const Phase now = phase_.load();
+  if (now != Phase::kPrepared && now != Phase::kPreparedDirty) return std::nullopt;
+  return prepared_.checkpoint;
 }
 
 TaskStatus PartitionTask::status(double now_s) const {
@@ -285,7 +360,7 @@ TaskStatus PartitionTask::status(double now_s) const {
   ts.partition = partition_;
   base::MutexLock lock(mu_);  // one activation's figures, all of them
   ts.restored_records = restored_records_.load();
-  if (!active_.load()) {
+  if (!active()) {
     ts.restore_progress = restore_progress_.load();
     return ts;
   }
@@ -338,7 +413,7 @@ std::optional<HeldCard> PartitionTask::tryLookupCached(const detectors::CardRef&
 
 PartitionTask::Peek PartitionTask::peekLocked(const detectors::CardRef& card_ref,
                                               state::CardStateCopy& copy, bool read_through) const {
-  if (!active_.load()) return {Peek::Kind::kRestoring, std::nullopt};
+  if (!active()) return {Peek::Kind::kRestoring, std::nullopt};
   const detectors::CardState* state = nullptr;
   if (read_through) {
     try {
@@ -374,7 +449,7 @@ HeldCard PartitionTask::heldCard(const Peek& peek, const state::CardStateCopy& c
 
 uint64_t PartitionTask::cardCount() const {
   base::MutexLock lock(mu_);
-  return active_.load() ? store_->cardCount() : 0;
+  return active() ? store_->cardCount() : 0;
 }
 
 }  // namespace fraud::service

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "detectors/base/mutex.h"
+#include "detectors/base/status.h"
 #include "detectors/card_ref.h"
 #include "detectors/card_state.h"
 #include "detectors/key_routing.h"
@@ -81,72 +82,116 @@ struct HeldCard {
 };
 
 // One assigned input partition (Kafka Streams' StreamTask): its detector over its card store,
-// its input position and the checkpoints it has committed and persisted.
+// its input position and the checkpoints it has prepared and committed.
 //
-// Phases: restoring (no store: its state is being brought up from the changelog; `ticket`
-// names that restore) and active (consuming). A task starts restoring.
+// Its commit phase, one Phase checked at every step (moveTo(): an illegal step is a bug, fatal
+// in debug builds, logged and counted in release, where the step is made all the same):
 //
-// Thread-safety: the ingest thread calls everything; status(), lookup(), tryLookupCached(), the
-// progress and watermark setters may be called from any thread. What those readers see is
-// guarded by the task's lock (FRAUD_GUARDED_BY(mu_)), which the ingest thread takes to read it
-// too (once a record, and once a commit in the accessors), so a reader never meets a half-reset
-// task. The lookups copy the card under that lock into a state::CardStateCopy (no allocation)
-// and build the answer's CardState after releasing it.
+//               activate()            process()             prepareCommit()
+//  kRestoring ────────────► kClean ─────────────► kDirty ─────────────────► kPrepared
+//      ▲                     ▲  ▲                   ▲                        │    │
+//      │                     │  └── markCommitted() ┼────────────────────────┘    │ process()
+//      │                     │                      │                             ▼
+//      │                     │                      └─── markCommitted() ─── kPreparedDirty
+//      │                     └── rewind(): from every active phase
+//      └── restart(): from every phase (kRestoring too: a restore asked for again)
+//
+// kDirty and kPreparedDirty stay as they are for each further record; kClean stays kClean on a
+// rewind. A prepared task is part of the commit in flight, and only of that one: the commit
+// coordinator keeps no list of its own, it tells each task the result (markCommitted(), or
+// rewind() after an abort) and a task that is not prepared has nothing to learn from it (it was
+// restarted since, or processed nothing). A second prepareCommit() before the result
+// (kPreparedDirty to kPrepared) would lose the first commit's checkpoint: it is illegal.
+//
+// Thread-safety: the ingest thread calls everything; status(), lookup(), tryLookupCached(),
+// phase(), active(), the progress and watermark setters may be called from any thread. What those
+// readers see is guarded by the task's lock (FRAUD_GUARDED_BY(mu_)), which the ingest thread
+// takes to read it too (once a record, and once a commit in the accessors), so a reader never
+// meets a half-reset task. The lookups copy the card under that lock into a
+// state::CardStateCopy (no allocation) and build the answer's CardState after releasing it.
 class PartitionTask {
  public:
   enum class Processed { kDone, kSkipped, kStoreFailed };
+  enum class Phase {
+    kRestoring,      // no store: its state is brought up from the changelog (restoreTicket())
+    kClean,          // active: all it processed is committed, no commit in flight
+    kDirty,          // active, records processed that no commit carries yet
+    kPrepared,       // its changes and checkpoint are in the commit in flight
+    kPreparedDirty,  // ... and records processed since, for the next commit
+  };
+  [[nodiscard]] static bool isTransitionValid(Phase from, Phase to);
+  [[nodiscard]] static std::string_view phaseName(Phase phase);
+  // Illegal steps met by every task of this process (each is a bug, fatal in a debug build).
+  [[nodiscard]] static uint64_t illegalTransitions();
 
+  // Starts kRestoring.
   PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket);
+  // Closes the store (its committed batches written first), logging a write it refused.
   ~PartitionTask();
   PartitionTask(const PartitionTask&) = delete;
   PartitionTask& operator=(const PartitionTask&) = delete;
 
   [[nodiscard]] int32_t partition() const { return partition_; }
-  [[nodiscard]] bool active() const { return active_.load(); }
+  [[nodiscard]] Phase phase() const { return phase_.load(); }
+  // Any phase but kRestoring.
+  [[nodiscard]] bool active() const { return phase_.load() != Phase::kRestoring; }
   [[nodiscard]] uint64_t restoreTicket() const FRAUD_EXCLUDES(mu_);
   [[nodiscard]] int64_t nextOffset() const FRAUD_EXCLUDES(mu_);
-  // Processed records since the last prepareCommit().
-  [[nodiscard]] bool dirty() const FRAUD_EXCLUDES(mu_);
+  // Processed records since the last prepareCommit() (kDirty, kPreparedDirty).
+  [[nodiscard]] bool dirty() const;
   [[nodiscard]] state::PartitionCheckpoint committed() const FRAUD_EXCLUDES(mu_);
 
-  // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state.
-  // False (and still restoring) when the store cannot be read: rebuild the partition.
+  // Restored: consume from `checkpoint` over `store`, which holds that checkpoint's state
+  // (kRestoring to kClean). False (and still restoring) when the store cannot be read: rebuild
+  // the partition.
   [[nodiscard]] bool activate(std::unique_ptr<state::LiveCardStore> store,
                               const state::PartitionCheckpoint& checkpoint,
                               uint64_t restored_records);
-  // Back to restoring under a new ticket: store and detector are dropped.
+  // Back to kRestoring under a new ticket: the store is closed (its committed batches written
+  // first) and dropped with the detector.
   void restart(uint64_t restore_ticket);
 
-  // One record of this partition, in partition order. Records before nextOffset() (fetched
-  // before a seek) and records of a restoring task are skipped. kStoreFailed: the local state
-  // could not be read; nothing may commit until the partition is rebuilt.
+  // One record of this partition, in partition order (kClean to kDirty, kPrepared to
+  // kPreparedDirty). Records before nextOffset() (fetched before a seek) and records of a
+  // restoring task are skipped. kStoreFailed: the local state could not be read; nothing may
+  // commit until the partition is rebuilt.
   [[nodiscard]] Processed process(const InputRecord& record);
 
-  // Sends the changed card states and the checkpoint record to the changelog, remembers the
-  // checkpoint the commit reaches (inFlight()) and returns the input position it commits;
-  // nothing when no record was processed since the last call.
+  // kDirty to kPrepared: sends the changed card states and the checkpoint record to the
+  // changelog, remembers the checkpoint the commit reaches (inFlight()) and returns the input
+  // position it commits; nothing when no record was processed since the last call.
   [[nodiscard]] std::optional<InputOffset> prepareCommit(RecordCollector& output,
                                                          const std::string& changelog_topic);
-  // The commit prepared last went through: its checkpoint becomes the committed one and its
-  // card changes may go to disk. `checkpoint_record_offset`: where the broker put the commit's
-  // checkpoint record (a restore continues after it); without it, a restore re-reads a little
-  // more of the changelog. Nothing happens when no commit is in flight for this task (it was
+  // What markCommitted() did.
+  struct CommitApplied {
+    // The input position this task's part of the commit reached; none when it had none.
+    std::optional<InputOffset> committed;
+    // With a hand-off: ok, or the error of an earlier background write the disk refused.
+    base::Status written;
+  };
+  // The commit in flight went through, told to every task in one walk. A prepared task's
+  // checkpoint becomes the committed one and its card changes may go to disk (kPrepared to
+  // kClean, kPreparedDirty to kDirty); any other task has nothing to learn from it (it was
   // rewound or restarted since it prepared one: that commit no longer describes its state).
-  void markCommitted(std::optional<int64_t> checkpoint_record_offset = std::nullopt);
-  // The checkpoint of the commit prepared and not yet marked committed, if any.
+  // `checkpoint_record_offset`: where the broker put this task's checkpoint record (a restore
+  // continues after it); without it, a restore re-reads a little more of the changelog.
+  // `hand_off`: the committed state also goes to the background writer (every active task,
+  // prepared or not), without waiting.
+  [[nodiscard]] CommitApplied markCommitted(
+      std::optional<int64_t> checkpoint_record_offset = std::nullopt, bool hand_off = false);
+  // The checkpoint of the commit prepared and not yet marked committed, if any (kPrepared,
+  // kPreparedDirty).
   [[nodiscard]] std::optional<state::PartitionCheckpoint> inFlight() const FRAUD_EXCLUDES(mu_);
   // State, stream time and position back to the last committed checkpoint (waiting for its
-  // background writes). kDone: done locally (seek the input to nextOffset()); kRestore: the
-  // disk could not take the committed state (restart() and restore from the changelog);
-  // kRebuild: the local state cannot be read (clear the partition and restore it).
+  // background writes): every active phase to kClean. kDone: done locally (seek the input to
+  // nextOffset()); kRestore: the disk could not take the committed state (restart() and
+  // restore from the changelog); kRebuild: the local state cannot be read (clear the partition
+  // and restore it).
   enum class Rewound { kDone, kRestore, kRebuild };
   [[nodiscard]] Rewound rewind();
-  // Gives the committed state to the background writer without waiting; the message of an
-  // earlier background write that failed, if any.
-  [[nodiscard]] std::optional<std::string> handOffCommitted();
-  // Writes the committed state to disk and waits for it; an error message when the disk
-  // refuses it. Uncommitted changes are never written.
-  [[nodiscard]] std::optional<std::string> persist();
+  // Writes the committed state to disk and waits for it: ok (restoring: nothing to write), or
+  // the disk's error. Uncommitted changes are never written.
+  [[nodiscard]] base::Status persist();
 
   // Any thread. `now_s`: the wall clock, in seconds, for event_time_lag_seconds.
   [[nodiscard]] TaskStatus status(double now_s) const;
@@ -188,25 +233,35 @@ class PartitionTask {
   const std::string source_partition_;  // decimal, for dead-letter headers
   std::string alert_json_;              // reused for every alert
 
+  // The one place phase_ changes, under mu_; an illegal step is reported as a bug (and made all
+  // the same).
+  void moveTo(Phase next) FRAUD_REQUIRES(mu_);
+  // Closes and drops the store (restart, destruction), logging a final write it refused.
+  void closeStore() FRAUD_REQUIRES(mu_);
+
+  // Where a commit leaves the task: its checkpoint, and the misrouted records processed up to
+  // it (docs/rule.md §9: status() shows them; a rewind goes back to the committed count).
+  struct Mark {
+    state::PartitionCheckpoint checkpoint;
+    uint64_t misrouted = 0;
+  };
+
   mutable base::Mutex mu_;
-  std::atomic<bool> active_{false};  // written under mu_ too, with the members it makes valid
+  // Written under mu_ only, with the members it makes valid; read without it by active() and
+  // phase().
+  std::atomic<Phase> phase_{Phase::kRestoring};
   std::unique_ptr<state::LiveCardStore> store_ FRAUD_GUARDED_BY(mu_);
   std::unique_ptr<detectors::PartitionDetector> detector_ FRAUD_GUARDED_BY(mu_);
-  int64_t next_offset_ FRAUD_GUARDED_BY(mu_) = -1;
   uint64_t restore_ticket_ FRAUD_GUARDED_BY(mu_);
-  // A task's checkpoints, in the order a commit moves them: prepared (in flight), committed,
-  // handed to the disk. The commit coordinator keeps none of its own.
-  // Prepared, its commit not through.
-  std::optional<state::PartitionCheckpoint> in_flight_ FRAUD_GUARDED_BY(mu_);
-  // What the last committed transaction covered.
-  state::PartitionCheckpoint committed_ FRAUD_GUARDED_BY(mu_);
-  state::PartitionCheckpoint persisted_ FRAUD_GUARDED_BY(mu_);  // the last one given to disk
-  bool dirty_ FRAUD_GUARDED_BY(mu_) = false;
-  // Misrouted records processed, as the checkpoints above: processed (status()), in the commit
-  // in flight, committed (what a rewind goes back to).
+  // Where processing is: the next input offset, the misrouted records processed (status()).
+  int64_t next_offset_ FRAUD_GUARDED_BY(mu_) = -1;
   uint64_t misrouted_ FRAUD_GUARDED_BY(mu_) = 0;
-  uint64_t misrouted_in_flight_ FRAUD_GUARDED_BY(mu_) = 0;
-  uint64_t misrouted_committed_ FRAUD_GUARDED_BY(mu_) = 0;
+  // The commit in flight's (valid in kPrepared and kPreparedDirty only); the checkpoint's
+  // changelog_next_offset is learnt when it commits.
+  Mark prepared_ FRAUD_GUARDED_BY(mu_);
+  // What the last committed transaction covered. Its changes reach disk through the store
+  // (LiveCardStore, whose change log owns the committed batches and what was handed off).
+  Mark committed_ FRAUD_GUARDED_BY(mu_);
   // The ingest thread's own: the last misrouted-record log line, and the records since.
   std::optional<int64_t> misrouted_logged_ms_;
   uint64_t misrouted_unlogged_ = 0;

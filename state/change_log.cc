@@ -51,11 +51,14 @@ void ChangeLog::handOff() {
   if (sink_.written() >= handed_seq_) submit();
 }
 
-std::optional<std::string> ChangeLog::writeCommitted() {
+base::Status ChangeLog::writeCommitted() {
   // The sink writes in the order given: what handOff() held back may follow the batch in flight.
   submit();
-  if (!sink_.waitWritten(handed_seq_)) return sink_.writeError();
-  return std::nullopt;
+  if (sink_.waitWritten(handed_seq_)) return {};
+  base::Status error = sink_.writeStatus();
+  // The sink's contract: a wait fails only after a failed write, which it reports.
+  if (error.ok()) return base::Status::ioError("a committed batch was not written");
+  return error;
 }
 
 }  // namespace fraud::state

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "detectors/card_ref.h"
 #include "detectors/card_state.h"
 #include "state/card_change.h"
@@ -34,8 +35,8 @@ class CommittedBatchSink {
   [[nodiscard]] virtual uint64_t written() const = 0;
   // Waits until batch `seq` (and every one before) is on disk: false when a write failed.
   [[nodiscard]] virtual bool waitWritten(uint64_t seq) = 0;
-  // A write failed (the disk refused it): its message.
-  [[nodiscard]] virtual std::optional<std::string> writeError() const = 0;
+  // Ok, or the failed write's error (the disk refused it): no later batch lands.
+  [[nodiscard]] virtual base::Status writeStatus() const = 0;
 };
 
 // The change-logging layer of a partition's card store: what changed since the last commit,
@@ -69,8 +70,9 @@ class ChangeLog {
   // Gives the committed changes to the sink, unless it is still writing the last ones (they
   // then go on coalescing until the next call: a slow disk never grows a queue); no wait.
   void handOff();
-  // Gives every committed change to the sink and waits until it is on disk: the write error.
-  [[nodiscard]] std::optional<std::string> writeCommitted();
+  // Gives every committed change to the sink and waits until it is on disk: ok, or the write's
+  // error (kIoError).
+  [[nodiscard]] base::Status writeCommitted();
 
   // The partition's card count as of the last commit.
   [[nodiscard]] size_t committedCardCount() const { return committed_card_count_; }

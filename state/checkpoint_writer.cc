@@ -89,7 +89,7 @@ void CheckpointWriter::write(const Job& job) {
   WriteProgress& progress = *job.progress;
   {
     base::MutexLock lock(progress.mu);
-    if (progress.error) {
+    if (!progress.error.ok()) {
       progress.cv.notify_all();
       return;  // after a failed batch no later one may land: the disk would skip one
     }
@@ -118,7 +118,7 @@ void CheckpointWriter::write(const Job& job) {
   {
     base::MutexLock lock(progress.mu);
     if (!written.ok()) {
-      progress.error = written.message();
+      progress.error = written;
     } else {
       progress.written.store(committed.seq);
     }

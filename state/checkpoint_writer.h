@@ -7,11 +7,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <string>
 #include <thread>
 
 #include "detectors/base/mutex.h"
+#include "detectors/base/status.h"
 
 namespace fraud::state {
 
@@ -24,15 +23,15 @@ struct WriteProgress {
   base::Mutex mu;
   std::condition_variable cv;
   std::atomic<uint64_t> written{0};  // the seq of the last batch on disk
-  // A write failed; later batches are not written.
-  std::optional<std::string> error FRAUD_GUARDED_BY(mu);
+  // Ok, or the failed write's error (kIoError): later batches are not written.
+  base::Status error FRAUD_GUARDED_BY(mu);
 };
 
 // Internal. The writer thread of the instance: committed batches of every partition store,
 // written to RocksDB in the order submitted, at a low CPU priority, so that a hand-off after a
 // commit does not wait for RocksDB. The one ingest thread waits for this thread only in
 // LiveCardStore::writeCommitted() (a revocation, a stop), discardChanges() (a rewind) and
-// ~LiveCardStore (a partition's store dropped); it also reads RocksDB itself on a cache miss.
+// close() (a partition's store dropped); it also reads RocksDB itself on a cache miss.
 // Thread-safety: every method may be called from any thread. The observer runs on the writer
 // thread. The destructor writes what is queued, then joins the thread.
 class CheckpointWriter {

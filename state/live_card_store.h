@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "state/card_cache.h"
 #include "state/card_change.h"
 #include "state/change_log.h"
@@ -29,14 +30,16 @@ class PartitionStorage : public CardSource, public CommittedBatchSink {};
 // its changes may go down, and handOff() gives the committed batches to the storage without
 // waiting. The storage thus only ever holds committed state, in commit order, each batch with
 // its checkpoint. A cache entry may be evicted only once its latest change is stored.
-// discardChanges() returns to the committed state (an abort).
+// discardChanges() returns to the committed state (an abort); close() writes the last
+// committed batches before the store is dropped.
 // Failure contract: detectors::CardStore's (CardStoreError when the storage cannot be read).
 // Not thread-safe: one thread at a time.
 class LiveCardStore : public CardCache {
  public:
   // Warms the cache from `storage` (which holds `partition`'s committed cards).
   LiveCardStore(std::unique_ptr<PartitionStorage> storage, CacheBudget& budget, int32_t partition);
-  // Committed batches still go down before the storage is dropped.
+  // close(), unless the owner did: a final write that fails here has no one to tell, so it is
+  // counted (uncheckedCloseFailures()).
   ~LiveCardStore() override;
 
   // The cards changed since the last call, encoded (nothing for an erased card), staged as the
@@ -48,22 +51,30 @@ class LiveCardStore : public CardCache {
   void commitSucceeded(const PartitionCheckpoint& checkpoint);
   // Gives the committed changes to the storage, unless it is still writing the last ones (they
   // then go on coalescing until the next call); does not wait. Also makes clean (and
-  // evictable) the entries whose changes are stored by now.
-  void handOff();
-  // Hands off and waits until every committed batch, the newest included, is stored: the
-  // write error, if any.
-  [[nodiscard]] std::optional<std::string> writeCommitted();
+  // evictable) the entries whose changes are stored by now. Ok, or the error of an earlier
+  // background write the storage refused (kIoError): it lacks committed state from then on.
+  [[nodiscard]] base::Status handOff();
+  // Hands off and waits until every committed batch, the newest included, is stored: ok, or
+  // the write's error (kIoError).
+  [[nodiscard]] base::Status writeCommitted();
   // True when cards changed since the last write to the storage.
   [[nodiscard]] bool hasUnpersistedChanges() const { return hasUnwritten(); }
   // Stages every change, commits it with `checkpoint` and writes it (tests and tools: the state
-  // must be the committed one). An error message on failure.
-  [[nodiscard]] std::optional<std::string> persist(const PartitionCheckpoint& checkpoint);
+  // must be the committed one).
+  [[nodiscard]] base::Status persist(const PartitionCheckpoint& checkpoint);
   // Forgets every change not committed (waiting for the committed ones to be stored): the
   // store then reads as the last committed checkpoint. False when a background write failed:
   // the storage lacks committed state and the partition must be restored from the changelog.
   [[nodiscard]] bool discardChanges();
-  // A background write of this store failed (the storage refused it): its message.
-  [[nodiscard]] std::optional<std::string> writeError() const;
+  // The last step of the store's use: drops the changes not committed and writes the committed
+  // ones, waiting for them, so that all of this store's writes land before a later store of the
+  // partition (or a restore, or clearing it) reads or writes the storage. Ok, or the final
+  // write's error: the storage then lacks committed state (the changelog has it). Only the
+  // destructor may follow; a second call returns ok and writes nothing.
+  [[nodiscard]] base::Status close();
+
+  // Stores dropped without close() whose final write failed, in this process (any thread).
+  [[nodiscard]] static uint64_t uncheckedCloseFailures();
 
  protected:
   [[nodiscard]] PartitionStorage& storage() const { return *storage_; }
@@ -71,6 +82,7 @@ class LiveCardStore : public CardCache {
  private:
   std::unique_ptr<PartitionStorage> storage_;
   ChangeLog log_;  // writes to *storage_
+  bool closed_ = false;
 };
 
 }  // namespace fraud::state

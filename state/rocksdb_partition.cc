@@ -34,11 +34,11 @@ uint64_t RocksDbPartition::written() const { return progress_->written.load(); }
 bool RocksDbPartition::waitWritten(uint64_t seq) {
   WriteProgress& progress = *progress_;
   base::MutexLock lock(progress.mu);
-  while (!progress.error.has_value() && progress.written.load() < seq) lock.wait(progress.cv);
-  return !progress.error.has_value();
+  while (progress.error.ok() && progress.written.load() < seq) lock.wait(progress.cv);
+  return progress.error.ok();
 }
 
-std::optional<std::string> RocksDbPartition::writeError() const {
+base::Status RocksDbPartition::writeStatus() const {
   WriteProgress& progress = *progress_;
   base::MutexLock lock(progress.mu);
   return progress.error;

@@ -40,7 +40,7 @@ class RocksDbPartition final : public PartitionStorage {
   void write(std::unique_ptr<CommittedBatch> batch) override;
   [[nodiscard]] uint64_t written() const override;
   [[nodiscard]] bool waitWritten(uint64_t seq) override;
-  [[nodiscard]] std::optional<std::string> writeError() const override;
+  [[nodiscard]] base::Status writeStatus() const override;
 
   // Full scans of the partition so far (tests).
   [[nodiscard]] size_t scans() const { return scans_; }

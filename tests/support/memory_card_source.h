@@ -48,7 +48,9 @@ class MemoryCardSource final : public PartitionStorage {
     release();  // a wait lets the "writer" finish
     return written_seq >= seq;
   }
-  std::optional<std::string> writeError() const override { return write_error; }
+  base::Status writeStatus() const override {
+    return write_error ? base::Status::ioError(*write_error) : base::Status();
+  }
 
   // Writes every batch in flight (unless writes fail).
   void release() {

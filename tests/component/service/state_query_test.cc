@@ -56,8 +56,8 @@ class StateQueryTest : public ::testing::Test {
     }
     RecordingCollector changelog;
     ASSERT_TRUE(task->prepareCommit(changelog, "changelog"));
-    task->markCommitted();
-    ASSERT_FALSE(task->persist().has_value());
+    ASSERT_TRUE(task->markCommitted().committed);
+    ASSERT_TRUE(task->persist().ok());
   }
 
   TempStateDb db_;

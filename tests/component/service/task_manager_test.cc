@@ -43,7 +43,7 @@ class TaskManagerTest : public ::testing::Test {
     RecordingCollector changelog;
     PartitionTask* t = tasks_.task(p);
     ASSERT_TRUE(t->prepareCommit(changelog, "changelog"));
-    t->markCommitted();
+    ASSERT_TRUE(t->markCommitted().committed);
   }
   // Writes a card value that is no card state (a corrupt write, a foreign tool) to partition
   // `p` on disk, behind the live store's back.
@@ -197,7 +197,7 @@ class TaskManagerSmallCache : public TaskManagerTest {
       if (i == 0 || ref.bytes > last_ref.bytes) last_ref = ref;
     }
     commit(0);
-    ASSERT_FALSE(tasks_.task(0)->persist().has_value());
+    ASSERT_TRUE(tasks_.task(0)->persist().ok());
   }
 };
 

@@ -21,7 +21,7 @@ TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
     store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
     store->modify(refOf(2)).events.push_back(detectors::Event{200, Country::of('F', 'R'), "b"});
     const PartitionCheckpoint checkpoint{42, 200, 7};
-    ASSERT_EQ(store->persist(checkpoint), std::nullopt);
+    ASSERT_TRUE(store->persist(checkpoint).ok());
   }
   reopen();
   EXPECT_EQ(db_->checkpoint(3), (PartitionCheckpoint{42, 200, 7}));
@@ -36,7 +36,7 @@ TEST_F(StateDbTest, PersistedChangesAndCheckpointSurviveReopen) {
 TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
-  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{1, 100, 0}).ok());
   store->modify(refOf(1)).events.push_back(detectors::Event{150, Country::of('F', 'R'), "b"});
   store->modify(refOf(9)).events.push_back(detectors::Event{160, Country::of('F', 'R'), "c"});
   store->erase(refOf(1));
@@ -51,13 +51,13 @@ TEST_F(StateDbTest, DiscardedChangesNeverReachDisk) {
 TEST_F(StateDbTest, ErasedCardsAreDeletedAtPersist) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
-  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{1, 100, 0}).ok());
   store->erase(refOf(1));
   EXPECT_EQ(store->find(refOf(1)), nullptr);
   const auto changes = store->takeCommitChanges();
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_FALSE(changes[0].encoded.has_value());
-  ASSERT_EQ(store->persist(PartitionCheckpoint{2, 100, 0}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{2, 100, 0}).ok());
   store.reset();
   reopen();
   EXPECT_EQ(db_->cardStore(0)->cardCount(), 0u);
@@ -76,7 +76,7 @@ TEST_F(StateDbTest, CacheEvictionUnderATinyBudgetKeepsEveryCardReadable) {
           detectors::Event{round * 1000 + i, Country::of('D', 'E'),
                            std::string_view("tx-" + std::to_string(round))});
     }
-    ASSERT_EQ(store->persist(PartitionCheckpoint{round, 0, 0}), std::nullopt);
+    ASSERT_TRUE(store->persist(PartitionCheckpoint{round, 0, 0}).ok());
     EXPECT_LE(db_->cachedBytes(), 1u << 20);
   }
   for (int i = 0; i < 20'000; i += 997) {
@@ -101,7 +101,7 @@ TEST_F(StateDbTest, CommitChangesAreReportedOnceAndPersistWritesEachCardOnce) {
   auto second = store->takeCommitChanges();
   ASSERT_EQ(second.size(), 2u);
   EXPECT_TRUE(store->hasUnpersistedChanges());
-  ASSERT_EQ(store->persist(PartitionCheckpoint{3, 120, 9}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{3, 120, 9}).ok());
   EXPECT_FALSE(store->hasUnpersistedChanges());
   store.reset();
   reopen();
@@ -114,7 +114,7 @@ TEST_F(StateDbTest, ForEachSeesPersistedAndPendingCardsOnce) {
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   store->modify(refOf(2)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "b"});
-  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 100, 0}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{1, 100, 0}).ok());
   store->modify(refOf(2)).events.push_back(detectors::Event{110, Country::of('F', 'R'), "c"});
   store->modify(refOf(3)).events.push_back(detectors::Event{120, Country::of('F', 'R'), "d"});
   store->erase(refOf(1));
@@ -168,11 +168,11 @@ TEST_F(StateDbTest, WriteCommittedReturnsOnlyOnceTheNewestCommitIsOnDisk) {
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   (void)store->takeCommitChanges();
   store->commitSucceeded(PartitionCheckpoint{1, 100, 1});
-  store->handOff();
+  ASSERT_TRUE(store->handOff().ok());
   store->modify(refOf(2)).events.push_back(detectors::Event{200, Country::of('D', 'E'), "b"});
   (void)store->takeCommitChanges();
   store->commitSucceeded(PartitionCheckpoint{2, 200, 2});
-  ASSERT_EQ(store->writeCommitted(), std::nullopt);
+  ASSERT_TRUE(store->writeCommitted().ok());
   EXPECT_EQ(db_->checkpoint(0), (PartitionCheckpoint{2, 200, 2})) << "read from RocksDB";
   EXPECT_FALSE(store->hasUnpersistedChanges());
 }
@@ -183,7 +183,7 @@ TEST_F(StateDbTest, RewindsAfterAnAbortReadTheCommittedStateWithoutScanningTheDi
   auto store = db_->cardStore(0);
   store->modify(refOf(1)).events.push_back(detectors::Event{100, Country::of('D', 'E'), "a"});
   store->modify(refOf(2)).events.push_back(detectors::Event{110, Country::of('D', 'E'), "b"});
-  ASSERT_EQ(store->persist(PartitionCheckpoint{1, 110, 0}), std::nullopt);
+  ASSERT_TRUE(store->persist(PartitionCheckpoint{1, 110, 0}).ok());
   const std::map<CardRef, CardState> committed = {{refOf(1), *store->find(refOf(1))},
                                                   {refOf(2), *store->find(refOf(2))}};
   const size_t scans = store->diskScans();
@@ -227,7 +227,7 @@ TEST_F(StateDbTest, AnUnreadableCardThrowsCardStoreErrorAndOtherCardsStayReadabl
   ASSERT_NE(store->find(last), nullptr);
   EXPECT_EQ(*store->find(last), stateAt(10 + 19'999, "x"));
   store->modify(refOf(0xfe)) = stateAt(5, "y");
-  EXPECT_EQ(store->persist(PartitionCheckpoint{2, 10, 0}), std::nullopt);
+  EXPECT_TRUE(store->persist(PartitionCheckpoint{2, 10, 0}).ok());
 }
 
 // A restore batch holds a card once per commit that changed it, in changelog order: written in

@@ -101,8 +101,9 @@ TEST_F(RocksDbPartitionTest, AfterAFailedWriteNoLaterBatchLands) {
   }
   partition.write(batch(2, {{refOf(2), "two"}}, 2));
   EXPECT_FALSE(partition.waitWritten(2));
-  ASSERT_TRUE(partition.writeError().has_value());
-  EXPECT_NE(partition.writeError()->find("disk full"), std::string::npos);
+  ASSERT_FALSE(partition.writeStatus().ok());
+  EXPECT_EQ(partition.writeStatus().code(), base::StatusCode::kIoError);
+  EXPECT_NE(partition.writeStatus().message().find("disk full"), std::string::npos);
   EXPECT_EQ(partition.written(), 0u);
   EXPECT_TRUE(scan(partition).empty()) << "the disk would otherwise skip batch 1";
 }

@@ -112,7 +112,7 @@ TEST_F(PartitionTaskMisroutedTest, TheCountShownGoesBackToTheCommittedOneOnARewi
   ASSERT_TRUE(task_.prepareCommit(harness_.output, harness_.config.changelog_topic).has_value());
   ASSERT_EQ(feed(1, txJson("t2", elsewhere, "DE", 1'001), elsewhere),
             PartitionTask::Processed::kDone);
-  task_.markCommitted();  // the commit of the first record only
+  ASSERT_TRUE(task_.markCommitted().committed);  // the commit of the first record only
   ASSERT_EQ(feed(2, txJson("t3", elsewhere, "ES", 1'002), elsewhere),
             PartitionTask::Processed::kDone);
   EXPECT_EQ(shown(), 3u);

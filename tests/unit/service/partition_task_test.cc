@@ -170,7 +170,7 @@ TEST_F(PartitionTaskTest, RecordsBeforeThePositionAreSkipped) {
 
 TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
-  EXPECT_FALSE(task_.persist().has_value());
+  EXPECT_TRUE(task_.persist().ok());
   EXPECT_EQ(storage_->batches_written, 0u) << "dirty state never reaches disk";
   RecordingCollector changelog;
   const auto position = task_.prepareCommit(changelog, "changelog");
@@ -184,9 +184,9 @@ TEST_F(PartitionTaskTest, CommitCarriesChangesAndCheckpointAndPersistWaitsForIt)
   EXPECT_EQ(changelog.sent[1].key, kChangelogCheckpointKey);
   EXPECT_EQ(changelog.sent[0].partition, kPartition);
   ASSERT_EQ(changelog.checkpoint_offsets.at(kPartition), 1);
-  task_.markCommitted(changelog.checkpoint_offsets.at(kPartition));
+  EXPECT_TRUE(task_.markCommitted(changelog.checkpoint_offsets.at(kPartition)).committed);
   EXPECT_FALSE(task_.inFlight().has_value());
-  EXPECT_FALSE(task_.persist().has_value());
+  EXPECT_TRUE(task_.persist().ok());
   ASSERT_EQ(storage_->batches_written, 1u);
   EXPECT_EQ(storage_->checkpoint.next_offset, 1);
   EXPECT_EQ(storage_->checkpoint.stream_time, 1'000);
@@ -201,8 +201,8 @@ TEST_F(PartitionTaskTest, RewindReturnsToTheCommittedCheckpoint) {
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
   ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
-  task_.markCommitted();
-  ASSERT_FALSE(task_.persist().has_value());
+  ASSERT_TRUE(task_.markCommitted().committed);
+  ASSERT_TRUE(task_.persist().ok());
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone);
   EXPECT_EQ(task_.nextOffset(), 1);
@@ -216,7 +216,7 @@ TEST_F(PartitionTaskTest, RewindAfterACommitNotYetOnDiskReturnsToThatCommitLocal
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
   ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
-  task_.markCommitted();  // committed, not written
+  ASSERT_TRUE(task_.markCommitted().committed);  // committed, not written
   ASSERT_EQ(feed(1, txJson("t2", "card-0001", "DE", 2'000)), PartitionTask::Processed::kDone);
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone)
       << "the committed batch goes to disk first, then the rewind";
@@ -233,11 +233,12 @@ TEST_F(PartitionTaskTest, DiskRefusingTheCommittedStateMakesARewindAskForARestor
   ASSERT_EQ(feed(0, txJson("t1", "card-0001", "FR", 1'000)), PartitionTask::Processed::kDone);
   RecordingCollector changelog;
   ASSERT_TRUE(task_.prepareCommit(changelog, "changelog"));
-  task_.markCommitted();
+  ASSERT_TRUE(task_.markCommitted().committed);
   storage_->fail_writes = "injected: no space left on device";
-  const auto error = task_.persist();
-  ASSERT_TRUE(error.has_value());
-  EXPECT_THAT(*error, ::testing::HasSubstr("no space left"));
+  const base::Status persisted = task_.persist();
+  ASSERT_FALSE(persisted.ok());
+  EXPECT_EQ(persisted.code(), base::StatusCode::kIoError);
+  EXPECT_THAT(persisted.message(), ::testing::HasSubstr("no space left"));
   EXPECT_EQ(task_.rewind(), PartitionTask::Rewound::kRestore)
       << "the disk lacks the committed state: restore from changelog";
   EXPECT_EQ(storage_->batches_written, 0u) << "nothing half-written";

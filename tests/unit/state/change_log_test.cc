@@ -82,7 +82,7 @@ TEST(ChangeLog, WriteCommittedWritesTheNewestCommitBehindOneInFlight) {
   (void)log.beginTransaction(2, 1);
   log.add(refOf(2), &state);
   log.commitSucceeded(PartitionCheckpoint{2, 1, 2});
-  ASSERT_EQ(log.writeCommitted(), std::nullopt);
+  ASSERT_TRUE(log.writeCommitted().ok());
   EXPECT_EQ(sink.checkpoint, (PartitionCheckpoint{2, 1, 2}));
   EXPECT_NE(sink.cards.find(refOf(2)), nullptr);
 }
@@ -96,9 +96,24 @@ TEST(ChangeLog, AnAbortDropsTheStagedChangesAndKeepsTheCommittedCount) {
   log.abort();
   EXPECT_EQ(log.committedCardCount(), 4u);
   log.commitSucceeded(PartitionCheckpoint{7, 1, 7});  // a checkpoint alone
-  ASSERT_EQ(log.writeCommitted(), std::nullopt);
+  ASSERT_TRUE(log.writeCommitted().ok());
   EXPECT_EQ(sink.cards.cardCount(), 0u);
   EXPECT_EQ(sink.checkpoint, (PartitionCheckpoint{7, 1, 7}));
+}
+
+TEST(ChangeLog, AWriteTheSinkRefusesIsAnIoErrorWithItsMessage) {
+  MemoryCardSource sink;
+  sink.fail_writes = "injected: disk full";
+  ChangeLog log(sink, 0);
+  const CardState state = stateAt(1);
+  (void)log.beginTransaction(1, 1);
+  log.add(refOf(1), &state);
+  log.commitSucceeded(PartitionCheckpoint{1, 1, 1});
+  const base::Status written = log.writeCommitted();
+  ASSERT_FALSE(written.ok());
+  EXPECT_EQ(written.code(), base::StatusCode::kIoError);
+  EXPECT_EQ(written.message(), "injected: disk full");
+  EXPECT_EQ(sink.cards.find(refOf(1)), nullptr);
 }
 
 }  // namespace
