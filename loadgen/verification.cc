@@ -151,7 +151,7 @@ void noteDeletedStarts(const std::vector<int64_t>& data_start, ordered_json& not
 // Reads the alerts and dead-letter topics into `audit`.
 base::Status readOutputs(rd_kafka_t* consumer, const VerifyOptions& o, Audit& audit,
                          ordered_json& notes) {
-  const base::Status alerts_read = readOptionalTopic(
+  base::Status alerts_read = readOptionalTopic(
       consumer, o.alerts_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
         audit.observeAlert(ObservedAlert{m.partition, m.offset, std::string(kafka::keyOf(&m)),
