@@ -41,11 +41,11 @@ bool FileWatch::changed() {
   return any;
 }
 
-std::optional<std::string> readTokenFile(const std::string& path, std::string& problem) {
+base::Result<std::string> readTokenFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    problem = "cannot read the API token file '" + path + "': " + std::strerror(errno);
-    return std::nullopt;
+    return base::Status::failed("cannot read the API token file '" + path +
+                                "': " + std::strerror(errno));
   }
   // Two bytes more than a token may have (its newline, then one too many), so an oversized file is
   // refused without reading it all.
@@ -55,8 +55,7 @@ std::optional<std::string> readTokenFile(const std::string& path, std::string& p
   token.resize(static_cast<size_t>(in.gcount()));
   if (token.ends_with('\n')) token.pop_back();
   if (const std::string why = apiTokenProblem(token); !why.empty()) {
-    problem = "the API token in '" + path + "' " + why;
-    return std::nullopt;
+    return base::Status::failed("the API token in '" + path + "' " + why);
   }
   return token;
 }

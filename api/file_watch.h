@@ -1,9 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "detectors/base/status.h"
 
 namespace fraud::api {
 
@@ -40,9 +41,8 @@ class FileWatch {
 };
 
 // A bearer token as the service reads it from --api-token-file: the file's content less one
-// trailing newline. Nothing, and `problem` says why, when the file cannot be read or
-// the token breaks ApiOptions' rules (the token is never quoted in `problem`).
-[[nodiscard]] std::optional<std::string> readTokenFile(const std::string& path,
-                                                       std::string& problem);
+// trailing newline. An error saying why when the file cannot be read or the token breaks
+// ApiOptions' rules (the token is never quoted in the error).
+[[nodiscard]] base::Result<std::string> readTokenFile(const std::string& path);
 
 }  // namespace fraud::api

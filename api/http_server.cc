@@ -35,10 +35,9 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-// The server's TLS context from PEM files; null, and `problem` says why, when they do not load.
-std::shared_ptr<asio::ssl::context> makeTlsContext(const std::string& cert_file,
-                                                   const std::string& key_file,
-                                                   std::string& problem) {
+// The server's TLS context from PEM files; an error saying why when they do not load.
+base::Result<std::shared_ptr<asio::ssl::context>> makeTlsContext(const std::string& cert_file,
+                                                                 const std::string& key_file) {
   auto tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
   error_code ec;
   tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
@@ -50,20 +49,17 @@ std::shared_ptr<asio::ssl::context> makeTlsContext(const std::string& cert_file,
   // No renegotiation (a client-driven CPU drain, CVE-2011-1473); the server picks the cipher.
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
-    problem = "OpenSSL supports none of the TLS 1.2 ciphers";
-    return nullptr;
+    return base::Status::failed("OpenSSL supports none of the TLS 1.2 ciphers");
   }
   if (tls->use_certificate_chain_file(cert_file, ec); ec) {
-    problem = "cannot use TLS certificate file '" + cert_file + "': " + ec.message();
-    return nullptr;
+    return base::Status::failed("cannot use TLS certificate file '" + cert_file +
+                                "': " + ec.message());
   }
   if (tls->use_private_key_file(key_file, asio::ssl::context::pem, ec); ec) {
-    problem = "cannot use TLS key file '" + key_file + "': " + ec.message();
-    return nullptr;
+    return base::Status::failed("cannot use TLS key file '" + key_file + "': " + ec.message());
   }
   if (SSL_CTX_check_private_key(native) != 1) {
-    problem = "the TLS key does not match the certificate";
-    return nullptr;
+    return base::Status::failed("the TLS key does not match the certificate");
   }
   return tls;
 }
@@ -86,24 +82,26 @@ class Listener {
   [[nodiscard]] asio::any_io_executor strand() { return acceptor_->get_executor(); }
   void setTls(std::shared_ptr<asio::ssl::context> tls) { tls_ = std::move(tls); }
 
-  std::optional<std::string> listen(const std::string& address_text, int32_t port) {
+  base::Status listen(const std::string& address_text, int32_t port) {
     ioc_.emplace(static_cast<int>(io_threads_));
     error_code ec;
     const auto address = asio::ip::make_address(address_text, ec);
-    if (ec) return "invalid listen address '" + address_text + "'";
+    if (ec) return base::Status::failed("invalid listen address '" + address_text + "'");
     const tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
     acceptor_.emplace(asio::make_strand(*ioc_));
     const std::string where = address_text + ":" + std::to_string(port);
     if (acceptor_->open(endpoint.protocol(), ec); ec) {
-      return "cannot open a socket for " + where + ": " + ec.message();
+      return base::Status::failed("cannot open a socket for " + where + ": " + ec.message());
     }
     acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
-    if (acceptor_->bind(endpoint, ec); ec) return "cannot bind " + where + ": " + ec.message();
+    if (acceptor_->bind(endpoint, ec); ec) {
+      return base::Status::failed("cannot bind " + where + ": " + ec.message());
+    }
     if (acceptor_->listen(asio::socket_base::max_listen_connections, ec); ec) {
-      return "cannot listen on " + where + ": " + ec.message();
+      return base::Status::failed("cannot listen on " + where + ": " + ec.message());
     }
     port_ = acceptor_->local_endpoint(ec).port();
-    return std::nullopt;
+    return {};
   }
 
   void start() {
@@ -199,34 +197,34 @@ class HttpServer::Impl {
 
   ~Impl() { stop(std::chrono::seconds(2)); }
 
-  std::optional<std::string> start() {
-    if (started_) return "the server was started already";
+  base::Status start() {
+    if (started_) return base::Status::failed("the server was started already");
     started_ = true;
     std::shared_ptr<asio::ssl::context> tls;
     if (options_.tls()) {
-      std::string problem;
-      tls = makeTlsContext(options_.tls_cert_file, options_.tls_key_file, problem);
-      if (!tls) return problem;
+      auto made = makeTlsContext(options_.tls_cert_file, options_.tls_key_file);
+      if (!made) return made.status();
+      tls = std::move(*made);
     }
     api_.emplace(detail::Listener::kApi, options_, router_, options_.threads,
                  options_.view_threads);
-    if (auto problem = api_->listen(options_.address, options_.port)) {
+    if (auto problem = api_->listen(options_.address, options_.port); !problem.ok()) {
       api_.reset();
       return problem;
     }
     api_->setTls(std::move(tls));
     if (options_.probe_port >= 0) {
       probe_.emplace(detail::Listener::kProbe, options_, router_, 1, 1);
-      if (auto problem = probe_->listen(options_.address, options_.probe_port)) {
+      if (auto problem = probe_->listen(options_.address, options_.probe_port); !problem.ok()) {
         probe_.reset();
         api_.reset();
-        return "probe port: " + *problem;
+        return problem.withPrefix("probe port: ");
       }
     }
     api_->start();
     if (probe_) probe_->start();
     startWatching();
-    return std::nullopt;
+    return {};
   }
 
   uint16_t port() const { return api_ ? api_->port() : 0; }
@@ -267,25 +265,24 @@ class HttpServer::Impl {
     auto& log = api_->hub().log();
     const HttpMetrics& metrics = router_.metrics();
     if (token_watch_ && token_watch_->changed()) {
-      std::string problem;
-      if (auto token = readTokenFile(options_.api_token_file, problem)) {
+      if (auto token = readTokenFile(options_.api_token_file)) {
         router_.replaceToken(*token);
         metrics.reloaded("token", true);
         log.info("HTTP server: reloaded the API token from {}", options_.api_token_file);
       } else {
         metrics.reloaded("token", false);
-        log.error("HTTP server: {}; keeping the current token", problem);
+        log.error("HTTP server: {}; keeping the current token", token.message());
       }
     }
     if (tls_watch_ && tls_watch_->changed()) {
-      std::string problem;
-      if (auto tls = makeTlsContext(options_.tls_cert_file, options_.tls_key_file, problem)) {
-        api_->setTls(std::move(tls));  // on the acceptor's strand, where tls_ lives
+      if (auto tls = makeTlsContext(options_.tls_cert_file, options_.tls_key_file)) {
+        api_->setTls(std::move(*tls));  // on the acceptor's strand, where tls_ lives
         metrics.reloaded("tls", true);
         log.info("HTTP server: reloaded the TLS certificate {}", options_.tls_cert_file);
       } else {
         metrics.reloaded("tls", false);
-        log.error("HTTP server: TLS reload failed: {}; keeping the current certificate", problem);
+        log.error("HTTP server: TLS reload failed: {}; keeping the current certificate",
+                  tls.message());
       }
     }
   }
@@ -306,7 +303,7 @@ HttpServer::HttpServer(ApiOptions options, Router& router)
 
 HttpServer::~HttpServer() = default;
 
-std::optional<std::string> HttpServer::start() { return impl_->start(); }
+base::Status HttpServer::start() { return impl_->start(); }
 
 uint16_t HttpServer::port() const { return impl_->port(); }
 

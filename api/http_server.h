@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "api/options.h"
+#include "detectors/base/status.h"
 
 namespace fraud::api {
 
@@ -40,9 +40,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds both listeners and starts their threads: nothing on success, else why not (address
-  // in use, unreadable TLS files, ...). Call at most once.
-  [[nodiscard]] std::optional<std::string> start();
+  // Binds both listeners and starts their threads: ok, else why not (address in use, unreadable
+  // TLS files, ...; the probe listener's errors start "probe port: "). Call at most once.
+  [[nodiscard]] base::Status start();
   // The bound port once start() succeeded (the ephemeral one when options.port is 0).
   [[nodiscard]] uint16_t port() const;
   // The probe listener's bound port; 0 when it is off.

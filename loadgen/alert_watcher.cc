@@ -15,38 +15,28 @@ constexpr int kTimeoutMs = 10'000;
 
 AlertWatcher::~AlertWatcher() { stop(); }
 
-bool AlertWatcher::start(const kafka::KafkaProperties& properties, const std::string& topic,
-                         std::string& error) {
+base::Status AlertWatcher::start(const kafka::KafkaProperties& properties,
+                                 const std::string& topic) {
   kafka::KafkaProperties watcher = properties;
   // A latency probe must not add its own fetch wait: some brokers (librdkafka's mock cluster,
   // the embedded one) hold an empty fetch for the whole fetch.wait.max.ms (500 ms) even when an
   // alert arrives meanwhile.
   watcher.try_emplace("fetch.wait.max.ms", "10");
   auto consumer = kafka::makeReader(watcher, /*read_committed=*/true);
-  if (!consumer) {
-    error = consumer.message();
-    return false;
-  }
+  if (!consumer) return consumer.status();
   consumer_ = std::move(*consumer);
   const auto partitions = kafka::topicPartitionCount(consumer_.get(), topic, kTimeoutMs);
-  if (!partitions) {
-    error = partitions.message();
-    return false;
-  }
+  if (!partitions) return partitions.status();
   const auto ends = kafka::highWatermarks(consumer_.get(), topic, *partitions, kTimeoutMs);
-  if (!ends) {
-    error = ends.message();
-    return false;
-  }
+  if (!ends) return ends.status();
   auto list = kafka::makePartitionList(topic, *partitions);
   for (int32_t p = 0; p < *partitions; ++p) list->elems[p].offset = (*ends)[static_cast<size_t>(p)];
   const auto err = rd_kafka_assign(consumer_.get(), list.get());
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error = "cannot assign " + topic + ": " + rd_kafka_err2str(err);
-    return false;
+    return base::Status::failed("cannot assign " + topic + ": " + rd_kafka_err2str(err));
   }
   thread_ = std::thread([this] { run(); });
-  return true;
+  return {};
 }
 
 void AlertWatcher::stop() {

@@ -20,9 +20,10 @@ class AlertWatcher {
   AlertWatcher& operator=(const AlertWatcher&) = delete;
 
   // Positions a consumer at the end of every partition of `topic`, then starts the thread.
-  // Returns once the positions are fixed, so no alert produced after this call is missed.
-  [[nodiscard]] bool start(const kafka::KafkaProperties& properties, const std::string& topic,
-                           std::string& error);
+  // Returns once the positions are fixed, so no alert produced after this call is missed; an
+  // error when the consumer cannot be made or positioned.
+  [[nodiscard]] base::Status start(const kafka::KafkaProperties& properties,
+                                   const std::string& topic);
   // Stops the thread; idempotent.
   void stop();
 

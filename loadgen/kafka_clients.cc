@@ -40,21 +40,15 @@ kafka::KafkaProperties consumerProperties(const std::string& brokers,
   return properties;
 }
 
-kafka::KafkaHandle makeProducer(const kafka::KafkaProperties& properties, Deliveries& deliveries,
-                                std::string& error) {
+base::Result<kafka::KafkaHandle> makeProducer(const kafka::KafkaProperties& properties,
+                                              Deliveries& deliveries) {
   auto conf = kafka::makeKafkaConf(properties);
-  if (!conf) {
-    error = "Kafka producer configuration: " + conf.message();
-    return nullptr;
-  }
+  if (!conf) return conf.status().withPrefix("Kafka producer configuration: ");
   rd_kafka_conf_set_dr_msg_cb(conf->get(), &onDelivery);
   rd_kafka_conf_set_opaque(conf->get(), &deliveries);
   auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
-  if (!producer) {
-    error = "cannot create the Kafka producer: " + producer.message();
-    return nullptr;
-  }
-  return std::move(*producer);
+  if (!producer) return producer.status().withPrefix("cannot create the Kafka producer: ");
+  return producer;
 }
 
 }  // namespace fraud::loadgen

@@ -32,8 +32,8 @@ struct Deliveries {
                                                         const kafka::KafkaProperties& extra);
 
 // The producer, reporting each delivery into `deliveries` (which must outlive it) when polled.
-// Null (and `error`) when it cannot be made.
-[[nodiscard]] kafka::KafkaHandle makeProducer(const kafka::KafkaProperties& properties,
-                                              Deliveries& deliveries, std::string& error);
+// An error when it cannot be made.
+[[nodiscard]] base::Result<kafka::KafkaHandle> makeProducer(
+    const kafka::KafkaProperties& properties, Deliveries& deliveries);
 
 }  // namespace fraud::loadgen

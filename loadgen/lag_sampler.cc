@@ -16,20 +16,17 @@ constexpr int kTimeoutMs = 5'000;
 
 LagSampler::~LagSampler() { stop(); }
 
-bool LagSampler::start(const kafka::KafkaProperties& properties, const std::string& group,
-                       const std::string& topic, int32_t partitions, std::string& error) {
+base::Status LagSampler::start(const kafka::KafkaProperties& properties, const std::string& group,
+                               const std::string& topic, int32_t partitions) {
   kafka::KafkaProperties with_group = properties;
   with_group["group.id"] = group;
   auto client = kafka::makeReader(with_group, /*read_committed=*/true);
-  if (!client) {
-    error = client.message();
-    return false;
-  }
+  if (!client) return client.status();
   client_ = std::move(*client);
   topic_ = topic;
   partitions_ = partitions;
   thread_ = std::thread([this] { run(); });
-  return true;
+  return {};
 }
 
 void LagSampler::stop() {

@@ -24,8 +24,10 @@ class LagSampler {
   LagSampler(const LagSampler&) = delete;
   LagSampler& operator=(const LagSampler&) = delete;
 
-  [[nodiscard]] bool start(const kafka::KafkaProperties& properties, const std::string& group,
-                           const std::string& topic, int32_t partitions, std::string& error);
+  // Starts the thread; an error when the reading client cannot be made.
+  [[nodiscard]] base::Status start(const kafka::KafkaProperties& properties,
+                                   const std::string& group, const std::string& topic,
+                                   int32_t partitions);
   void stop() FRAUD_EXCLUDES(mutex_);
 
   // The latest sample; nothing before the first.

@@ -75,8 +75,8 @@ std::vector<std::string> ProductionOptions::validate(bool have_key) const {
     problems.emplace_back("--service-metrics needs --brokers (the service reads the topic)");
   }
   for (const auto& url : service_metrics) {
-    if (std::string error; !parseHttpUrl(url, error)) {
-      problems.push_back("--service-metrics " + error);
+    if (const auto parsed = parseHttpUrl(url); !parsed) {
+      problems.push_back("--service-metrics " + parsed.message());
     }
   }
   return problems;
@@ -98,22 +98,21 @@ class ProductionRun {
         model_(o.traffic),
         last_clock_(o.traffic.start_time) {}
 
-  // Every step before production; false with error() set on a setup error.
-  [[nodiscard]] bool setUp() {
-    if (!o_.brokers.empty() && !connect()) return false;
-    if (!files_.open(o_.output_dir, o_.output_single, partitions_, error_)) return false;
+  // Every step before production; an error on a setup error.
+  [[nodiscard]] base::Status setUp() {
+    if (!o_.brokers.empty()) {
+      if (auto e = connect(); !e.ok()) return e;
+    }
+    if (auto e = files_.open(o_.output_dir, o_.output_single, partitions_); !e.ok()) return e;
     truth_.emplace(o_.truth_path, o_.traffic.detector, o_.partitioner, partitions_, hasher_);
-    if (!truth_->open(error_)) return false;
+    if (auto e = truth_->open(); !e.ok()) return e;
     startLatencyMeasurement();
     if (producer_ && !o_.service_metrics.empty()) {
       service_.emplace(o_.service_metrics);
-      if (!service_->start(error_)) {
-        error_ = "--service-metrics " + error_;
-        return false;
-      }
+      if (auto e = service_->start(); !e.ok()) return e.withPrefix("--service-metrics ");
     }
-    return producer_ == nullptr || o_.lag_group.empty() ||
-           lag_.start(consumers(), o_.lag_group, o_.topic, partitions_, error_);
+    if (producer_ == nullptr || o_.lag_group.empty()) return {};
+    return lag_.start(consumers(), o_.lag_group, o_.topic, partitions_);
   }
 
   void produce(const std::atomic<bool>& stop);
@@ -121,7 +120,6 @@ class ProductionRun {
   [[nodiscard]] ordered_json summary() const;
   void fillSeries(ordered_json summary) const;
 
-  [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] int exitStatus() const {
     const bool all_delivered =
         !producer_ || (deliveries_.failed == 0 && deliveries_.acked == sent_);
@@ -130,23 +128,19 @@ class ProductionRun {
 
  private:
   // The producer and the topic's partition count from the broker.
-  bool connect() {
-    producer_ =
-        makeProducer(producerProperties(o_.brokers, o_.kafka_properties), deliveries_, error_);
-    if (!producer_) return false;
+  [[nodiscard]] base::Status connect() {
+    auto producer = makeProducer(producerProperties(o_.brokers, o_.kafka_properties), deliveries_);
+    if (!producer) return producer.status();
+    producer_ = std::move(*producer);
     const auto count = kafka::topicPartitionCount(producer_.get(), o_.topic, kMetadataTimeoutMs);
-    if (!count) {
-      error_ = count.message();
-      return false;
-    }
+    if (!count) return count.status();
     if (o_.partitions && *o_.partitions != *count) {
-      error_ = "--partitions " + std::to_string(*o_.partitions) + " but topic " + o_.topic +
-               " has " + std::to_string(*count);
-      return false;
+      return base::Status::failed("--partitions " + std::to_string(*o_.partitions) + " but topic " +
+                                  o_.topic + " has " + std::to_string(*count));
     }
     partitions_ = *count;
     topic_ = kafka::TopicHandle(rd_kafka_topic_new(producer_.get(), o_.topic.c_str(), nullptr));
-    return true;
+    return {};
   }
 
   // The alerts watcher and the offline engine that says which record triggers which alert;
@@ -155,9 +149,9 @@ class ProductionRun {
     if (producer_ && o_.measure_latency) {
       if (hasher_ == nullptr) {
         latency_note_ = "not measured: no card-hash key";
-      } else if (std::string watch_error;
-                 !watcher_.start(consumers(), o_.alerts_topic, watch_error)) {
-        latency_note_ = "not measured: " + watch_error;
+      } else if (const auto watching = watcher_.start(consumers(), o_.alerts_topic);
+                 !watching.ok()) {
+        latency_note_ = "not measured: " + watching.message();
       } else {
         mirror_ = std::make_unique<TopicDetector>(partitions_, o_.traffic.detector, *hasher_,
                                                   o_.max_future_skew_ms);
@@ -183,12 +177,19 @@ class ProductionRun {
     return UINT64_MAX;
   }
 
+  // Counts an I/O error (the last one is reported); whether `result` is ok.
+  bool ioResult(const base::Status& result) {
+    if (result.ok()) return true;
+    io_error_ = result.message();
+    io_failed_ = true;
+    return false;
+  }
   void produceOne(const GeneratedRecord& record);
   void sendToKafka(int32_t partition, const GeneratedRecord& record);
 
   const ProductionOptions& o_;
   const detectors::CardHasher* hasher_;
-  std::string error_;
+  std::string io_error_;  // the last I/O error
   Deliveries deliveries_;
   kafka::KafkaHandle producer_;
   kafka::TopicHandle topic_;  // declared after the producer: destroyed before it
@@ -256,11 +257,11 @@ void ProductionRun::produceOne(const GeneratedRecord& record) {
   if (!first_event_time_) first_event_time_ = record.event_time;
   last_clock_ = record.sent_at;
   const int32_t partition = detectors::partitionFor(o_.partitioner, record.key, partitions_);
-  if (!files_.append(partition, record.value, error_)) io_failed_ = true;
+  ioResult(files_.append(partition, record.value));
   if (producer_) sendToKafka(partition, record);
   ++sent_;
   for (const auto& scenario : model_.takeCompletedScenarios()) {
-    if (!truth_->add(scenario, error_)) io_failed_ = true;
+    ioResult(truth_->add(scenario));
   }
 }
 
@@ -287,10 +288,11 @@ void ProductionRun::sendToKafka(int32_t partition, const GeneratedRecord& record
 // trailing alerts and for the service to count the records, and stops the measuring threads.
 void ProductionRun::drain() {
   for (const auto& scenario : model_.takeOpenScenarios()) {
-    if (!truth_->add(scenario, error_)) io_failed_ = true;
+    ioResult(truth_->add(scenario));
   }
-  if (!files_.close(error_) || !truth_->close(error_)) io_failed_ = true;
-  if (io_failed_) std::fprintf(stderr, "fraud-loadgen: %s\n", error_.c_str());
+  // The truth file is closed only when the record files closed (as before).
+  if (ioResult(files_.close())) ioResult(truth_->close());
+  if (io_failed_) std::fprintf(stderr, "fraud-loadgen: %s\n", io_error_.c_str());
 
   if (producer_) {
     const auto flush_start = Clock::now();
@@ -378,8 +380,8 @@ void ProductionRun::fillSeries(ordered_json summary) const {
 int runProduction(const ProductionOptions& o, const detectors::CardHasher* hasher,
                   const std::atomic<bool>& stop) {
   ProductionRun run(o, hasher);
-  if (!run.setUp()) {
-    std::fprintf(stderr, "fraud-loadgen: %s\n", run.error().c_str());
+  if (const auto set_up = run.setUp(); !set_up.ok()) {
+    std::fprintf(stderr, "fraud-loadgen: %s\n", set_up.message().c_str());
     return 2;
   }
   run.produce(stop);

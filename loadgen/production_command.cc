@@ -220,9 +220,8 @@ int runProductionCommand(ProductionFlags& f) {
   if (f.report_path) f.run.series = &series;
   const int status = runProduction(f.run, hasher ? &*hasher : nullptr, g_stop);
   if (!f.report_path || series.summary.is_null()) return status;
-  std::string error;
-  if (!writeRunReport(*f.report_path, f.run, series, error)) {
-    std::fprintf(stderr, "fraud-loadgen: report: %s\n", error.c_str());
+  if (const auto written = writeRunReport(*f.report_path, f.run, series); !written.ok()) {
+    std::fprintf(stderr, "fraud-loadgen: report: %s\n", written.message().c_str());
     return status == 0 ? 1 : status;
   }
   std::fprintf(stderr, "fraud-loadgen: report written to %s\n", f.report_path->c_str());

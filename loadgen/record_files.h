@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "detectors/base/status.h"
+
 namespace fraud::loadgen {
 
 // A file written through a large buffer with write(2). Not thread-safe.
@@ -19,13 +21,13 @@ class BufferedFile {
   BufferedFile& operator=(BufferedFile&&) = delete;
 
   // Creates or truncates `path`, mode 0600 (an existing file is narrowed to 0600 too).
-  [[nodiscard]] bool open(const std::string& path, std::string& error);
-  // Appends one line (the newline is added). False on a write error, with `error` set.
-  [[nodiscard]] bool appendLine(std::string_view line, std::string& error);
-  [[nodiscard]] bool close(std::string& error);
+  [[nodiscard]] base::Status open(const std::string& path);
+  // Appends one line (the newline is added). An error on a write error.
+  [[nodiscard]] base::Status appendLine(std::string_view line);
+  [[nodiscard]] base::Status close();
 
  private:
-  [[nodiscard]] bool flush(std::string& error);
+  [[nodiscard]] base::Status flush();
   int fd_ = -1;
   std::string path_;
   std::string buffer_;
@@ -38,10 +40,11 @@ class RecordFiles {
  public:
   // `directory` is created (mode 0700) if missing. Either may be empty (not written). Every file
   // is mode 0600.
-  [[nodiscard]] bool open(const std::string& directory, const std::string& single_file,
-                          int32_t partitions, std::string& error);
-  [[nodiscard]] bool append(int32_t partition, std::string_view record, std::string& error);
-  [[nodiscard]] bool close(std::string& error);
+  [[nodiscard]] base::Status open(const std::string& directory, const std::string& single_file,
+                                  int32_t partitions);
+  [[nodiscard]] base::Status append(int32_t partition, std::string_view record);
+  // Closes every file; the last error when any failed.
+  [[nodiscard]] base::Status close();
 
   [[nodiscard]] static std::string partitionFileName(int32_t partition);
 

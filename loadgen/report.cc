@@ -44,102 +44,87 @@ std::string embeddedData(const ordered_json& data) {
   return out;
 }
 
-std::optional<ordered_json> reportDataOf(std::string_view html, std::string& error) {
+base::Result<ordered_json> reportDataOf(std::string_view html) {
   const auto open = html.find(kDataOpen);
   if (open == std::string_view::npos) {
-    error = "it holds no fraud-loadgen report data";
-    return std::nullopt;
+    return base::Status::failed("it holds no fraud-loadgen report data");
   }
   const auto begin = open + kDataOpen.size();
   const auto close = html.find(kDataClose, begin);
-  if (close == std::string_view::npos) {
-    error = "its report data is not closed";
-    return std::nullopt;
-  }
+  if (close == std::string_view::npos) return base::Status::failed("its report data is not closed");
   auto data = ordered_json::parse(html.substr(begin, close - begin), nullptr,
                                   /*allow_exceptions=*/false);
   if (data.is_discarded() || !data.is_object()) {
-    error = "its report data is not a JSON object";
-    return std::nullopt;
+    return base::Status::failed("its report data is not a JSON object");
   }
   if (!data.contains("format") || data["format"] != std::string(kReportFormat)) {
-    error = "its report data is not of format " + std::string(kReportFormat);
-    return std::nullopt;
+    return base::Status::failed("its report data is not of format " + std::string(kReportFormat));
   }
   return data;
 }
 
-std::optional<std::string> readReportFile(const std::string& path, std::string& error) {
+base::Result<std::optional<std::string>> readReportFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec) && !ec) return std::nullopt;
+  if (!std::filesystem::exists(path, ec) && !ec) return std::optional<std::string>();
   if (std::filesystem::is_directory(path, ec)) {
-    error = path + " is a directory";
-    return std::nullopt;
+    return base::Status::failed(path + " is a directory");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
+  if (!in) return base::Status::ioError("cannot read " + path + ": " + std::strerror(errno));
   std::string text;
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxReportBytes) {
-      error = path + " is larger than " + std::to_string(kMaxReportBytes) + " bytes";
-      return std::nullopt;
+      return base::Status::failed(path + " is larger than " + std::to_string(kMaxReportBytes) +
+                                  " bytes");
     }
   }
-  if (in.bad()) {
-    error = "cannot read " + path;
-    return std::nullopt;
-  }
-  return text;
+  if (in.bad()) return base::Status::ioError("cannot read " + path);
+  return std::optional<std::string>(std::move(text));
 }
 
-bool writeReportFile(const std::string& path, const std::string& html, std::string& error) {
+base::Status writeReportFile(const std::string& path, const std::string& html) {
   const std::string temporary = path + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << html;
     out.flush();
     if (!out) {
-      error = "cannot write " + temporary;
       std::remove(temporary.c_str());
-      return false;
+      return base::Status::ioError("cannot write " + temporary);
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = "cannot rename " + temporary + " to " + path + ": " + std::strerror(errno);
+    base::Status error = base::Status::ioError("cannot rename " + temporary + " to " + path + ": " +
+                                               std::strerror(errno));
     std::remove(temporary.c_str());
-    return false;
+    return error;
   }
-  return true;
+  return {};
 }
 
-bool writeRunReport(const std::string& path, const ProductionOptions& options,
-                    const RunSeries& series, std::string& error) {
+base::Status writeRunReport(const std::string& path, const ProductionOptions& options,
+                            const RunSeries& series) {
   std::vector<TruthScenario> scenarios;
   if (!options.truth_path.empty()) {
-    auto truth = readTruthFile(options.truth_path, error);
-    if (!truth) return false;
+    auto truth = readTruthFile(options.truth_path);
+    if (!truth) return truth.status();
     scenarios = std::move(*truth);
   }
   const auto data = reportData(series, reportParameters(options), scenarios, kafka::wallClockMs());
-  return writeReportFile(path, renderReport(data), error);
+  return writeReportFile(path, renderReport(data));
 }
 
-bool addVerifyToReportFile(const std::string& path, const std::string& verify_path,
-                           std::string& error) {
-  auto existing = readReportFile(path, error);
-  if (!error.empty()) return false;
+base::Status addVerifyToReportFile(const std::string& path, const std::string& verify_path) {
+  auto existing = readReportFile(path);
+  if (!existing) return existing.status();
   ordered_json data;
-  if (existing) {
-    std::string why;
-    auto parsed = reportDataOf(*existing, why);
+  if (*existing) {
+    auto parsed = reportDataOf(**existing);
     if (!parsed) {
-      error = path + " is not a fraud-loadgen report (" + why + "); not overwritten";
-      return false;
+      return base::Status::failed(path + " is not a fraud-loadgen report (" + parsed.message() +
+                                  "); not overwritten");
     }
     data = std::move(*parsed);
   } else {
@@ -154,26 +139,22 @@ bool addVerifyToReportFile(const std::string& path, const std::string& verify_pa
       if (verify_text.size() > kMaxReportBytes) break;
     }
   } else {
-    auto text = readReportFile(verify_path, error);
-    if (!error.empty()) return false;
-    if (!text) {
-      error = "cannot read " + verify_path + ": no such file";
-      return false;
-    }
-    verify_text = std::move(*text);
+    auto text = readReportFile(verify_path);
+    if (!text) return text.status();
+    if (!*text) return base::Status::failed("cannot read " + verify_path + ": no such file");
+    verify_text = std::move(**text);
   }
   if (verify_text.size() > kMaxReportBytes) {
-    error = "verify's report is larger than " + std::to_string(kMaxReportBytes) + " bytes";
-    return false;
+    return base::Status::failed("verify's report is larger than " +
+                                std::to_string(kMaxReportBytes) + " bytes");
   }
   const auto verify = ordered_json::parse(verify_text, nullptr, /*allow_exceptions=*/false);
   if (verify.is_discarded()) {
-    error = (verify_path == "-" ? std::string("stdin") : verify_path) +
-            " is not JSON (the stdout of `fraud-loadgen verify`)";
-    return false;
+    return base::Status::failed((verify_path == "-" ? std::string("stdin") : verify_path) +
+                                " is not JSON (the stdout of `fraud-loadgen verify`)");
   }
-  if (!addVerifyResult(data, verify, kafka::wallClockMs(), error)) return false;
-  return writeReportFile(path, renderReport(data), error);
+  if (auto added = addVerifyResult(data, verify, kafka::wallClockMs()); !added.ok()) return added;
+  return writeReportFile(path, renderReport(data));
 }
 
 }  // namespace fraud::loadgen

@@ -21,31 +21,28 @@ namespace fraud::loadgen {
 // point a second stays far below it).
 inline constexpr size_t kMaxReportBytes = 64 * 1024 * 1024;
 
-// The data embedded in a page that `renderReport` drew; nothing (and `error`) otherwise.
-[[nodiscard]] std::optional<nlohmann::ordered_json> reportDataOf(std::string_view html,
-                                                                 std::string& error);
+// The data embedded in a page that `renderReport` drew; an error saying why not otherwise.
+[[nodiscard]] base::Result<nlohmann::ordered_json> reportDataOf(std::string_view html);
 
 // The <script type="application/json"> element holding `data`; its text never holds "<", so no
 // string in the data can close the element.
 [[nodiscard]] std::string embeddedData(const nlohmann::ordered_json& data);
 
-// Reads a report file. Nothing with an empty `error` when the file does not exist; nothing with
-// `error` when it cannot be read or is larger than kMaxReportBytes.
-[[nodiscard]] std::optional<std::string> readReportFile(const std::string& path,
-                                                        std::string& error);
+// Reads a report file: its text, or nothing when the file does not exist; an error when it
+// cannot be read or is larger than kMaxReportBytes.
+[[nodiscard]] base::Result<std::optional<std::string>> readReportFile(const std::string& path);
 // Writes `html` to `path` through a temporary file renamed over it.
-[[nodiscard]] bool writeReportFile(const std::string& path, const std::string& html,
-                                   std::string& error);
+[[nodiscard]] base::Status writeReportFile(const std::string& path, const std::string& html);
 
 // `fraud-loadgen --report PATH`: the page of a finished run (its truth file, when it wrote one,
-// gives the scenarios). False (and `error`) when it cannot be written.
-[[nodiscard]] bool writeRunReport(const std::string& path, const ProductionOptions& options,
-                                  const RunSeries& series, std::string& error);
+// gives the scenarios). An error when it cannot be written.
+[[nodiscard]] base::Status writeRunReport(const std::string& path, const ProductionOptions& options,
+                                          const RunSeries& series);
 
 // `fraud-loadgen report PATH --verify VERIFY`: adds verify's JSON report (a file, "-" for
 // stdin) to the page at `path`, or starts a page holding only the verdict when there is none.
-// Refuses to overwrite a file that is not such a page. False (and `error`) on any problem.
-[[nodiscard]] bool addVerifyToReportFile(const std::string& path, const std::string& verify_path,
-                                         std::string& error);
+// Refuses to overwrite a file that is not such a page. An error on any problem.
+[[nodiscard]] base::Status addVerifyToReportFile(const std::string& path,
+                                                 const std::string& verify_path);
 
 }  // namespace fraud::loadgen

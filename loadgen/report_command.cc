@@ -22,9 +22,8 @@ CLI::App* addReportCommand(CLI::App& app, ReportFlags& f) {
 }
 
 int runReportCommand(const ReportFlags& f) {
-  std::string error;
-  if (!addVerifyToReportFile(f.file, f.verify, error)) {
-    return reportProblems("fraud-loadgen report", {error});
+  if (const auto added = addVerifyToReportFile(f.file, f.verify); !added.ok()) {
+    return reportProblems("fraud-loadgen report", {added.message()});
   }
   std::fprintf(stderr, "fraud-loadgen report: verdict added to %s\n", f.file.c_str());
   return 0;

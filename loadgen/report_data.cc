@@ -302,16 +302,16 @@ ordered_json emptyReportData(int64_t generated_at_ms) {
   return data;
 }
 
-bool addVerifyResult(ordered_json& data, const ordered_json& verify, int64_t verified_at_ms,
-                     std::string& error) {
+base::Status addVerifyResult(ordered_json& data, const ordered_json& verify,
+                             int64_t verified_at_ms) {
   if (!verify.is_object() || !verify.contains("verdict") || !verify["verdict"].is_string() ||
       (verify["verdict"] != "pass" && verify["verdict"] != "fail")) {
-    error = R"(not a report of `fraud-loadgen verify` (no "verdict": "pass" or "fail"))";
-    return false;
+    return base::Status::failed(
+        R"(not a report of `fraud-loadgen verify` (no "verdict": "pass" or "fail"))");
   }
   data["verify"] = verify;
   data["verified_at"] = utcTime(verified_at_ms);
-  return true;
+  return {};
 }
 
 }  // namespace fraud::loadgen

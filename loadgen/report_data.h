@@ -42,10 +42,10 @@ struct ReportParameter {
 [[nodiscard]] nlohmann::ordered_json emptyReportData(int64_t generated_at_ms);
 
 // Adds or replaces the verify section with `verify`, the JSON report of `fraud-loadgen verify`.
-// False (and `error`) when it is not one.
-[[nodiscard]] bool addVerifyResult(nlohmann::ordered_json& data,
-                                   const nlohmann::ordered_json& verify, int64_t verified_at_ms,
-                                   std::string& error);
+// An error when it is not one.
+[[nodiscard]] base::Status addVerifyResult(nlohmann::ordered_json& data,
+                                           const nlohmann::ordered_json& verify,
+                                           int64_t verified_at_ms);
 
 // "2026-12-01T08:00:00Z".
 [[nodiscard]] std::string utcTime(int64_t epoch_ms);

@@ -77,19 +77,21 @@ class Socket {
   int fd_ = -1;
 };
 
-Socket connectTo(const HttpUrl& url, int timeout_ms, std::string& error) {
+// A connected socket, or an error.
+base::Result<Socket> connectTo(const HttpUrl& url, int timeout_ms) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (const int rc = ::getaddrinfo(url.host.c_str(), url.port.c_str(), &hints, &found); rc != 0) {
-    error = std::string("cannot resolve ") + url.host + ": " + ::gai_strerror(rc);
-    return {};
+    return base::Status::failed(std::string("cannot resolve ") + url.host + ": " +
+                                ::gai_strerror(rc));
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
   timeval timeout{};
   timeout.tv_sec = timeout_ms / 1000;
   timeout.tv_usec = static_cast<suseconds_t>((timeout_ms % 1000) * 1000);
+  std::string error;
   for (const addrinfo* a = addresses.get(); a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
@@ -97,34 +99,28 @@ Socket connectTo(const HttpUrl& url, int timeout_ms, std::string& error) {
     // Linux bounds connect() by the send timeout too.
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-      error.clear();
-      return socket;
-    }
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) return socket;
     error = "cannot connect to " + url.host + ":" + url.port + ": " + std::strerror(errno);
   }
   if (error.empty()) error = "cannot connect to " + url.host + ":" + url.port;
-  return {};
+  return base::Status::failed(std::move(error));
 }
 
 // The body of a complete HTTP answer of status 200.
-std::optional<std::string> bodyOf(const std::string& answer, std::string& error) {
+base::Result<std::string> bodyOf(const std::string& answer) {
   const size_t head_end = answer.find("\r\n\r\n");
   if (answer.rfind("HTTP/1.", 0) != 0 || head_end == std::string::npos) {
-    error = "not an HTTP answer";
-    return std::nullopt;
+    return base::Status::failed("not an HTTP answer");
   }
   const std::string status_line = answer.substr(0, answer.find("\r\n"));
   if (status_line.size() < 12 || status_line.compare(9, 3, "200") != 0) {
-    error = "answered " + status_line;
-    return std::nullopt;
+    return base::Status::failed("answered " + status_line);
   }
   std::string head = answer.substr(0, head_end);
   std::transform(head.begin(), head.end(), head.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (head.find("transfer-encoding:") != std::string::npos) {
-    error = "answered with a transfer encoding (only plain bodies are read)";
-    return std::nullopt;
+    return base::Status::failed("answered with a transfer encoding (only plain bodies are read)");
   }
   return answer.substr(head_end + 4);
 }
@@ -136,7 +132,7 @@ ServiceRecordCounts ServiceRecordCounts::since(const ServiceRecordCounts& before
           duplicate - before.duplicate, rejected - before.rejected};
 }
 
-std::optional<ServiceRecordCounts> recordCountsIn(std::string_view text, std::string& error) {
+base::Result<ServiceRecordCounts> recordCountsIn(std::string_view text) {
   ServiceRecordCounts counts;
   bool service = false;
   while (!text.empty()) {
@@ -150,17 +146,15 @@ std::optional<ServiceRecordCounts> recordCountsIn(std::string_view text, std::st
     }
   }
   if (!service) {
-    error = "no fraud_ metric in it: not the /metrics of fraud-detector";
-    return std::nullopt;
+    return base::Status::failed("no fraud_ metric in it: not the /metrics of fraud-detector");
   }
   return counts;
 }
 
-std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& error) {
+base::Result<HttpUrl> parseHttpUrl(std::string_view url) {
   constexpr std::string_view kScheme = "http://";
   if (!url.starts_with(kScheme)) {
-    error = "'" + std::string(url) + "' is not an http:// URL";
-    return std::nullopt;
+    return base::Status::failed("'" + std::string(url) + "' is not an http:// URL");
   }
   std::string_view rest = url.substr(kScheme.size());
   const size_t slash = rest.find('/');
@@ -184,25 +178,24 @@ std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& error) {
   const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
   if (host.empty() || authority.find('@') != std::string_view::npos || ec != std::errc() ||
       ptr != port.data() + port.size() || port_number < 1 || port_number > 65'535) {
-    error = "'" + std::string(url) + "' has no usable HOST:PORT";
-    return std::nullopt;
+    return base::Status::failed("'" + std::string(url) + "' has no usable HOST:PORT");
   }
   out.host = std::string(host);
   out.port = std::string(port);
   return out;
 }
 
-std::optional<std::string> httpGet(const HttpUrl& url, int timeout_ms, std::string& error) {
-  Socket socket = connectTo(url, timeout_ms, error);
-  if (!socket) return std::nullopt;
+base::Result<std::string> httpGet(const HttpUrl& url, int timeout_ms) {
+  auto connected = connectTo(url, timeout_ms);
+  if (!connected) return connected.status();
+  const Socket socket = std::move(*connected);
   const std::string request = "GET " + url.path + " HTTP/1.0\r\nHost: " + url.host +
                               "\r\nAccept: text/plain\r\nUser-Agent: fraud-loadgen\r\n\r\n";
   for (size_t sent = 0; sent < request.size();) {
     const ssize_t n =
         ::send(socket.fd(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) {
-      error = std::string("cannot send the request: ") + std::strerror(errno);
-      return std::nullopt;
+      return base::Status::failed(std::string("cannot send the request: ") + std::strerror(errno));
     }
     sent += static_cast<size_t>(n);
   }
@@ -213,32 +206,26 @@ std::optional<std::string> httpGet(const HttpUrl& url, int timeout_ms, std::stri
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      error = std::string("no complete answer: ") + std::strerror(errno);
-      return std::nullopt;
+      return base::Status::failed(std::string("no complete answer: ") + std::strerror(errno));
     }
     answer.append(buffer.data(), static_cast<size_t>(n));
     if (answer.size() > kMaxAnswerBytes) {
-      error = "its answer is larger than " + std::to_string(kMaxAnswerBytes) + " bytes";
-      return std::nullopt;
+      return base::Status::failed("its answer is larger than " + std::to_string(kMaxAnswerBytes) +
+                                  " bytes");
     }
   }
-  return bodyOf(answer, error);
+  return bodyOf(answer);
 }
 
-std::optional<ServiceRecordCounts> scrapeRecordCounts(const std::vector<std::string>& urls,
-                                                      std::string& error) {
+base::Result<ServiceRecordCounts> scrapeRecordCounts(const std::vector<std::string>& urls) {
   ServiceRecordCounts sum;
   for (const auto& text : urls) {
-    std::string why;
-    const auto url = parseHttpUrl(text, why);
-    const auto body = url ? httpGet(*url, kScrapeTimeoutMs, why) : std::nullopt;
-    const auto counts = body ? recordCountsIn(*body, why) : std::nullopt;
-    if (!counts) {
-      error = text;
-      error += ": ";
-      error += why;
-      return std::nullopt;
-    }
+    const auto url = parseHttpUrl(text);
+    const auto body =
+        url ? httpGet(*url, kScrapeTimeoutMs) : base::Result<std::string>(url.status());
+    const auto counts =
+        body ? recordCountsIn(*body) : base::Result<ServiceRecordCounts>(body.status());
+    if (!counts) return counts.status().withPrefix(text + ": ");
     sum.accepted += counts->accepted;
     sum.late_dropped += counts->late_dropped;
     sum.duplicate += counts->duplicate;
@@ -247,11 +234,11 @@ std::optional<ServiceRecordCounts> scrapeRecordCounts(const std::vector<std::str
   return sum;
 }
 
-bool ServiceTally::start(std::string& error) {
-  auto counts = scrapeRecordCounts(urls_, error);
-  if (!counts) return false;
+base::Status ServiceTally::start() {
+  auto counts = scrapeRecordCounts(urls_);
+  if (!counts) return counts.status();
   before_ = *counts;
-  return true;
+  return {};
 }
 
 void ServiceTally::finish(uint64_t records, double wait_s) {
@@ -259,12 +246,11 @@ void ServiceTally::finish(uint64_t records, double wait_s) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(wait_s));
   while (true) {
-    std::string error;
-    if (const auto counts = scrapeRecordCounts(urls_, error)) {
+    if (const auto counts = scrapeRecordCounts(urls_)) {
       run_ = counts->since(before_);
       error_.clear();
     } else {
-      error_ = error;
+      error_ = counts.message();
     }
     const bool all_counted = run_ && run_->total() >= static_cast<double>(records);
     if (all_counted || Clock::now() >= deadline) break;

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "detectors/base/status.h"
+
 namespace fraud::loadgen {
 
 // What the service says it did with its input records: `fraud_records_total` by outcome
@@ -27,10 +29,9 @@ struct ServiceRecordCounts {
   [[nodiscard]] ServiceRecordCounts since(const ServiceRecordCounts& before) const;
 };
 
-// The counts in a /metrics text; nothing (and `error`) when the text holds no fraud_ metric at
-// all (not the service's /metrics). A counter not there yet (no such record so far) counts 0.
-[[nodiscard]] std::optional<ServiceRecordCounts> recordCountsIn(std::string_view metrics_text,
-                                                                std::string& error);
+// The counts in a /metrics text; an error when the text holds no fraud_ metric at all (not the
+// service's /metrics). A counter not there yet (no such record so far) counts 0.
+[[nodiscard]] base::Result<ServiceRecordCounts> recordCountsIn(std::string_view metrics_text);
 
 // http://HOST[:PORT][/PATH]: the only form read (the service's probe port serves /metrics over
 // plain HTTP even when its API uses TLS). PATH defaults to /metrics, PORT to 80.
@@ -39,16 +40,15 @@ struct HttpUrl {
   std::string port;
   std::string path;
 };
-[[nodiscard]] std::optional<HttpUrl> parseHttpUrl(std::string_view url, std::string& error);
+[[nodiscard]] base::Result<HttpUrl> parseHttpUrl(std::string_view url);
 
-// The body of a 200 answer to GET `url` (HTTP/1.0, so the answer ends with the connection);
-// nothing (and `error`) on any failure or after `timeout_ms` without progress.
-[[nodiscard]] std::optional<std::string> httpGet(const HttpUrl& url, int timeout_ms,
-                                                 std::string& error);
+// The body of a 200 answer to GET `url` (HTTP/1.0, so the answer ends with the connection); an
+// error on any failure or after `timeout_ms` without progress.
+[[nodiscard]] base::Result<std::string> httpGet(const HttpUrl& url, int timeout_ms);
 
-// Reads every URL's counts and sums them; nothing (and `error`, naming the URL) when one fails.
-[[nodiscard]] std::optional<ServiceRecordCounts> scrapeRecordCounts(
-    const std::vector<std::string>& urls, std::string& error);
+// Reads every URL's counts and sums them; an error naming the URL when one fails.
+[[nodiscard]] base::Result<ServiceRecordCounts> scrapeRecordCounts(
+    const std::vector<std::string>& urls);
 
 // The service's tally of a run's records: its counts before the run, and after it once it has
 // counted as many records as were acknowledged (or a wait ran out). Producing thread only.
@@ -56,8 +56,8 @@ class ServiceTally {
  public:
   explicit ServiceTally(std::vector<std::string> urls) : urls_(std::move(urls)) {}
 
-  // Reads the counts before the run; false (and `error`) when a URL cannot be read.
-  [[nodiscard]] bool start(std::string& error);
+  // Reads the counts before the run; an error when a URL cannot be read.
+  [[nodiscard]] base::Status start();
   // Reads them again until they grew by `records` or `wait_s` passed.
   void finish(uint64_t records, double wait_s);
   // The summary's lateness.service: the run's valid records as the service counted them, those

@@ -16,13 +16,9 @@ std::string truthLine(const TruthScenario& scenario) {
   return line.dump();
 }
 
-std::optional<std::vector<TruthScenario>> readTruthFile(const std::string& path,
-                                                        std::string& error) {
+base::Result<std::vector<TruthScenario>> readTruthFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) {
-    error = "cannot read truth file " + path;
-    return std::nullopt;
-  }
+  if (!in) return base::Status::ioError("cannot read truth file " + path);
   std::vector<TruthScenario> scenarios;
   std::string text;
   size_t line_number = 0;
@@ -40,14 +36,11 @@ std::optional<std::vector<TruthScenario>> readTruthFile(const std::string& path,
       s.tx_ids = line.at("tx_ids").get<std::vector<std::string>>();
       scenarios.push_back(std::move(s));
     } catch (const nlohmann::json::exception& e) {
-      error = path + ":" + std::to_string(line_number) + ": not a truth scenario: " + e.what();
-      return std::nullopt;
+      return base::Status::failed(path + ":" + std::to_string(line_number) +
+                                  ": not a truth scenario: " + e.what());
     }
   }
-  if (in.bad()) {
-    error = "cannot read truth file " + path;
-    return std::nullopt;
-  }
+  if (in.bad()) return base::Status::ioError("cannot read truth file " + path);
   return scenarios;
 }
 

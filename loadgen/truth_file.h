@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "detectors/transaction.h"
 
 namespace fraud::loadgen {
@@ -25,9 +26,8 @@ struct TruthScenario {
 //  "event_times":[…],"tx_ids":[…]}
 [[nodiscard]] std::string truthLine(const TruthScenario& scenario);
 
-// Reads a truth file (JSONL). On failure returns nothing and sets `error` (path and line).
-[[nodiscard]] std::optional<std::vector<TruthScenario>> readTruthFile(const std::string& path,
-                                                                      std::string& error);
+// Reads a truth file (JSONL). An error naming the path (and line) on failure.
+[[nodiscard]] base::Result<std::vector<TruthScenario>> readTruthFile(const std::string& path);
 
 // The part of an alert the recall check reads.
 struct AlertWindow {

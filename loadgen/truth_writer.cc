@@ -20,13 +20,16 @@ std::vector<std::string> sortedCountries(const FraudScenario& scenario) {
 
 }  // namespace
 
-bool TruthWriter::open(std::string& error) { return path_.empty() || file_.open(path_, error); }
+base::Status TruthWriter::open() {
+  if (path_.empty()) return {};
+  return file_.open(path_);
+}
 
-bool TruthWriter::add(const FraudScenario& scenario, std::string& error) {
+base::Status TruthWriter::add(const FraudScenario& scenario) {
   ++injected_;
-  if (!scenario.mustAlert(rule_)) return true;
+  if (!scenario.mustAlert(rule_)) return {};
   ++guaranteed_;
-  if (path_.empty()) return true;
+  if (path_.empty()) return {};
   TruthScenario truth;
   truth.scenario = scenario.id;
   truth.card_ref = hasher_->hash(scenario.card).hex();
@@ -34,7 +37,7 @@ bool TruthWriter::add(const FraudScenario& scenario, std::string& error) {
   truth.countries = sortedCountries(scenario);
   truth.event_times = scenario.event_times;
   truth.tx_ids = scenario.tx_ids;
-  return file_.appendLine(truthLine(truth), error);
+  return file_.appendLine(truthLine(truth));
 }
 
 }  // namespace fraud::loadgen

@@ -26,9 +26,9 @@ class TruthWriter {
         partitions_(partitions),
         hasher_(hasher) {}
 
-  [[nodiscard]] bool open(std::string& error);
-  [[nodiscard]] bool add(const FraudScenario& scenario, std::string& error);
-  [[nodiscard]] bool close(std::string& error) { return file_.close(error); }
+  [[nodiscard]] base::Status open();
+  [[nodiscard]] base::Status add(const FraudScenario& scenario);
+  [[nodiscard]] base::Status close() { return file_.close(); }
   [[nodiscard]] uint64_t injected() const { return injected_; }
   [[nodiscard]] uint64_t guaranteed() const { return guaranteed_; }
 

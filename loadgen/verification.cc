@@ -37,9 +37,9 @@ struct InputScan {
 };
 
 // Waits until the group has committed, on every partition, an offset at or past its last
-// record. Returns the report's "group" object.
-ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& data_end,
-                          std::string& error, bool& failed) {
+// record. Returns the report's "group" object; an error when the group cannot be read.
+base::Result<ordered_json> waitForGroup(const VerifyOptions& o,
+                                        const std::vector<int64_t>& data_end) {
   ordered_json out;
   out["id"] = o.group;
   if (o.wait_seconds <= 0) {
@@ -47,11 +47,7 @@ ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& da
     return out;
   }
   auto made = kafka::makeReader(clientProperties(o, o.group), /*read_committed=*/true);
-  if (!made) {
-    error = made.message();
-    failed = true;
-    return out;
-  }
+  if (!made) return made.status();
   const kafka::KafkaHandle client = std::move(*made);
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
@@ -84,23 +80,17 @@ ordered_json waitForGroup(const VerifyOptions& o, const std::vector<int64_t>& da
 
 // Reads a topic that may not exist (no alerts, no rejections yet): a missing topic reads as
 // empty and is noted in `notes`.
-bool readOptionalTopic(rd_kafka_t* consumer, const std::string& topic, double stall_seconds,
-                       const std::function<void(const rd_kafka_message_t&)>& visit,
-                       ordered_json& notes, std::string& error) {
+base::Status readOptionalTopic(rd_kafka_t* consumer, const std::string& topic, double stall_seconds,
+                               const std::function<void(const rd_kafka_message_t&)>& visit,
+                               ordered_json& notes) {
   const auto partitions = kafka::topicPartitionCount(consumer, topic, kTimeoutMs);
   if (!partitions) {
     notes.push_back(partitions.message() + " (read as empty)");
-    return true;
+    return {};
   }
   const auto ends = kafka::highWatermarks(consumer, topic, *partitions, kTimeoutMs);
-  if (!ends) {
-    error = ends.message();
-    return false;
-  }
-  const auto read =
-      kafka::readToEnd(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000));
-  if (!read.ok()) error = read.message();
-  return read.ok();
+  if (!ends) return ends.status();
+  return kafka::readToEnd(consumer, topic, *ends, visit, static_cast<int>(stall_seconds * 1000));
 }
 
 }  // namespace
@@ -124,9 +114,9 @@ namespace {
 
 // Reads the input topic to `input_end` through the offline engine, telling `audit` what the
 // service must have written.
-std::optional<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
-                                   const std::vector<int64_t>& input_end, TopicDetector& engine,
-                                   Audit& audit, std::string& error) {
+base::Result<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
+                                  const std::vector<int64_t>& input_end, TopicDetector& engine,
+                                  Audit& audit) {
   InputScan scan{std::vector<int64_t>(input_end.size(), -1),
                  std::vector<int64_t>(input_end.size(), 0)};
   const auto read = kafka::readToEnd(
@@ -142,10 +132,7 @@ std::optional<InputScan> readInput(rd_kafka_t* consumer, const VerifyOptions& o,
         if (start < 0) start = m.offset;
       },
       static_cast<int>(o.stall_seconds * 1000));
-  if (!read.ok()) {
-    error = read.message();
-    return std::nullopt;
-  }
+  if (!read.ok()) return read;
   return scan;
 }
 
@@ -162,17 +149,17 @@ void noteDeletedStarts(const std::vector<int64_t>& data_start, ordered_json& not
 }
 
 // Reads the alerts and dead-letter topics into `audit`.
-bool readOutputs(rd_kafka_t* consumer, const VerifyOptions& o, Audit& audit, ordered_json& notes,
-                 std::string& error) {
-  const bool alerts_read = readOptionalTopic(
+base::Status readOutputs(rd_kafka_t* consumer, const VerifyOptions& o, Audit& audit,
+                         ordered_json& notes) {
+  base::Status alerts_read = readOptionalTopic(
       consumer, o.alerts_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
         audit.observeAlert(ObservedAlert{m.partition, m.offset, std::string(kafka::keyOf(&m)),
                                          kafka::headerValue(&m, headers::kIdempotencyKey),
                                          std::string(kafka::payloadOf(&m))});
       },
-      notes, error);
-  if (!alerts_read) return false;
+      notes);
+  if (!alerts_read.ok()) return alerts_read;
   return readOptionalTopic(
       consumer, o.dlq_topic, o.stall_seconds,
       [&](const rd_kafka_message_t& m) {
@@ -183,7 +170,7 @@ bool readOutputs(rd_kafka_t* consumer, const VerifyOptions& o, Audit& audit, ord
                               kafka::headerValue(&m, headers::kSourceOffset)},
             o.topic);
       },
-      notes, error);
+      notes);
 }
 
 }  // namespace
@@ -197,8 +184,11 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   Audit audit;
   audit.allowExactAlertRepeats(o.alert_delivery == "immediate");
   if (!o.truth_path.empty()) {
-    auto truth = readTruthFile(o.truth_path, error);
-    if (!truth) return fail();
+    auto truth = readTruthFile(o.truth_path);
+    if (!truth) {
+      error = truth.message();
+      return fail();
+    }
     audit.setTruth(std::move(*truth));
   }
 
@@ -220,14 +210,22 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   }
 
   TopicDetector engine(*partitions, o.detector, hasher, o.max_future_skew_ms);
-  const auto scan = readInput(consumer.get(), o, *input_end, engine, audit, error);
-  if (!scan) return fail();
-  bool group_failed = false;
-  const ordered_json group = waitForGroup(o, scan->data_end, error, group_failed);
-  if (group_failed) return fail();
+  const auto scan = readInput(consumer.get(), o, *input_end, engine, audit);
+  if (!scan) {
+    error = scan.message();
+    return fail();
+  }
+  const auto group = waitForGroup(o, scan->data_end);
+  if (!group) {
+    error = group.message();
+    return fail();
+  }
   ordered_json notes = ordered_json::array();
   noteDeletedStarts(scan->data_start, notes);
-  if (!readOutputs(consumer.get(), o, audit, notes, error)) return fail();
+  if (auto read = readOutputs(consumer.get(), o, audit, notes); !read.ok()) {
+    error = read.message();
+    return fail();
+  }
 
   ordered_json report = audit.report(o.list_limit);
   ordered_json out;
@@ -235,7 +233,7 @@ int runVerify(const VerifyOptions& o, const detectors::CardHasher& hasher) {
   out["input"] = {{"topic", o.topic},
                   {"partitions", *partitions},
                   {"offline_engine", ordered_json::parse(engine.counts().summaryJson())}};
-  out["group"] = group;
+  out["group"] = *group;
   out["alert_delivery"] = o.alert_delivery;
   out["alerts"] = report["alerts"];
   out["dlq"] = report["dlq"];

@@ -148,8 +148,8 @@ void ChangelogRestorer::loop() {
         RestoreResult failed;
         failed.partition = partition;
         failed.ticket = ticket;
-        failed.error =
-            std::string("restore of partition ") + std::to_string(partition) + ": " + e.what();
+        failed.error = base::Status::ioError(std::string("restore of partition ") +
+                                             std::to_string(partition) + ": " + e.what());
         report(std::move(failed));
       }
     }
@@ -159,7 +159,7 @@ void ChangelogRestorer::loop() {
 void ChangelogRestorer::report(RestoreResult result) {
   base::MutexLock lock(mu_);
   if (!wanted(result.partition, result.ticket)) return;  // cancelled, or queued again since
-  if (role_ == Role::kActive && !result.error && !result.busy) {
+  if (role_ == Role::kActive && result.error.ok() && !result.busy) {
     to_warm_.push_back(std::move(result));
     warm_wake_.notify_one();
     return;
@@ -238,7 +238,8 @@ size_t ChangelogRestorer::assign(std::map<int32_t, RestoreJob>& jobs) {
        {std::pair{consumer_.get(), earliest.get()}, std::pair{end_offsets_.get(), latest.get()}}) {
     if (const auto err = rd_kafka_offsets_for_times(client, list, kWatermarkTimeoutMs)) {
       for (auto& [p, job] : jobs) {
-        report(job.fail(std::string("changelog offsets: ") + rd_kafka_err2str(err)));
+        report(job.fail(
+            base::Status::failed(std::string("changelog offsets: ") + rd_kafka_err2str(err))));
       }
       return 0;
     }
@@ -256,7 +257,9 @@ size_t ChangelogRestorer::assign(std::map<int32_t, RestoreJob>& jobs) {
   if (assignment->cnt == 0) return 0;
   if (const auto err = rd_kafka_assign(consumer_.get(), assignment.get())) {
     for (auto& [p, job] : jobs) {
-      if (!job.done()) report(job.fail(std::string("assign: ") + rd_kafka_err2str(err)));
+      if (!job.done()) {
+        report(job.fail(base::Status::failed(std::string("assign: ") + rd_kafka_err2str(err))));
+      }
     }
     return 0;
   }

@@ -96,7 +96,7 @@ void ServiceConfig::validateProcessing(std::vector<std::string>& problems) const
   for (auto& problem : state.validate()) add(withStateFlagNames(std::move(problem)));
   // Here, with the other settings, so that a state dir the database cannot open stops the
   // service before it starts a broker or a listener.
-  if (auto problem = state.checkDir()) add("--state-dir " + *problem);
+  if (auto problem = state.checkDir(); !problem.ok()) add("--state-dir " + problem.message());
   for (auto& problem : cli::detectorProblems(detector)) add(problem);
   if (max_future_skew_ms < 0 || max_future_skew_ms > detectors::kMaxEventTime) {
     add("--max-future-skew-ms must be 0.." + std::to_string(detectors::kMaxEventTime));

@@ -1,7 +1,6 @@
 #pragma once
 
-#include <optional>
-#include <string>
+#include "detectors/base/status.h"
 
 namespace fraud::service {
 
@@ -10,7 +9,7 @@ namespace fraud::service {
 // PR_SET_DUMPABLE 0, which also stops the kernel's core-dump pipe (systemd-coredump, apport) and
 // makes /proc/PID/mem, /proc/PID/environ and ptrace unavailable to other processes of the same
 // user. Call once at start, before secrets are read and before any thread starts.
-// Returns a description of what failed, or nothing.
-[[nodiscard]] std::optional<std::string> disableCoreDumps();
+// An error saying what failed, or ok.
+[[nodiscard]] base::Status disableCoreDumps();
 
 }  // namespace fraud::service

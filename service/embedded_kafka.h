@@ -15,10 +15,10 @@ namespace fraud::service {
 // it does not filter aborted transactions or apply transactional offset commits.
 class EmbeddedKafka {
  public:
-  // The cluster with the input, alerts, dead-letter and changelog topics created; nothing and
-  // `error` set on failure.
-  [[nodiscard]] static std::unique_ptr<EmbeddedKafka> start(const ServiceConfig& config,
-                                                            std::string& error);
+  // The cluster with the input, alerts, dead-letter and changelog topics created; an error on
+  // failure.
+  [[nodiscard]] static base::Result<std::unique_ptr<EmbeddedKafka>> start(
+      const ServiceConfig& config);
   ~EmbeddedKafka();
   EmbeddedKafka(const EmbeddedKafka&) = delete;
   EmbeddedKafka& operator=(const EmbeddedKafka&) = delete;

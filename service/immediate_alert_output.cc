@@ -22,9 +22,8 @@ int64_t steadyNanos() {
 
 }  // namespace
 
-std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
-    const kafka::KafkaProperties& properties, std::string topic, Metrics metrics,
-    std::string& error) {
+base::Result<std::unique_ptr<ImmediateAlertOutput>> ImmediateAlertOutput::create(
+    const kafka::KafkaProperties& properties, std::string topic, Metrics metrics) {
   kafka::KafkaProperties props = properties;
   // Idempotence: librdkafka's retries never write an alert twice nor out of order; acks=all is
   // part of it. A low linger: an alert is worth most in its first milliseconds.
@@ -35,25 +34,19 @@ std::unique_ptr<ImmediateAlertOutput> ImmediateAlertOutput::create(
   props.try_emplace("client.id", "fraud-detector-alerts");
   std::unique_ptr<ImmediateAlertOutput> output(
       new ImmediateAlertOutput(std::move(props), std::move(topic), metrics));
-  if (!output->makeProducer(error)) return nullptr;
+  if (auto e = output->makeProducer(); !e.ok()) return e;
   return output;
 }
 
-bool ImmediateAlertOutput::makeProducer(std::string& error) {
+base::Status ImmediateAlertOutput::makeProducer() {
   auto conf = kafka::makeKafkaConf(properties_);
-  if (!conf) {
-    error = conf.message();
-    return false;
-  }
+  if (!conf) return conf.status();
   rd_kafka_conf_set_dr_msg_cb(conf->get(), &ImmediateAlertOutput::onDelivery);
   rd_kafka_conf_set_opaque(conf->get(), this);
   auto producer = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
-  if (!producer) {
-    error = producer.message();
-    return false;
-  }
+  if (!producer) return producer.status();
   producer_ = std::move(*producer);
-  return true;
+  return {};
 }
 
 void ImmediateAlertOutput::warmUp() {
@@ -79,7 +72,7 @@ bool ImmediateAlertOutput::failed() const {
   return producer_ && rd_kafka_fatal_error(producer_.get(), reason, sizeof(reason)) != 0;
 }
 
-bool ImmediateAlertOutput::restart(std::string& error) {
+base::Status ImmediateAlertOutput::restart() {
   dropProducer();
   {
     base::MutexLock lock(mu_);
@@ -87,9 +80,9 @@ bool ImmediateAlertOutput::restart(std::string& error) {
   }
   // The tasks that sent them were closed: their records, and alerts, come again.
   failures_unchecked_.store(0);
-  if (!makeProducer(error)) return false;
+  if (auto e = makeProducer(); !e.ok()) return e;
   if (warmed_up_) warmUp();
-  return true;
+  return {};
 }
 
 void ImmediateAlertOutput::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message,

@@ -47,11 +47,10 @@ class ImmediateAlertOutput final : public AlertSink {
   using Header = RecordCollector::Header;
 
   // The producer of alerts to `topic`, from the service's common client properties
-  // (idempotence, acks=all and a low linger are set here); nothing with `error` set when
-  // librdkafka refuses them.
-  [[nodiscard]] static std::unique_ptr<ImmediateAlertOutput> create(
-      const kafka::KafkaProperties& properties, std::string topic, Metrics metrics,
-      std::string& error);
+  // (idempotence, acks=all and a low linger are set here); an error when librdkafka refuses
+  // them.
+  [[nodiscard]] static base::Result<std::unique_ptr<ImmediateAlertOutput>> create(
+      const kafka::KafkaProperties& properties, std::string topic, Metrics metrics);
   ~ImmediateAlertOutput() override;
   // Learns the topic's partition leaders before the first alert needs them.
   void warmUp();
@@ -71,8 +70,8 @@ class ImmediateAlertOutput final : public AlertSink {
   // The producer failed for good (librdkafka's fatal error): only restart() cures it.
   [[nodiscard]] bool failed() const;
   // Drops the producer and what it still holds (counted as failed deliveries) and makes a new
-  // one from the same properties; false with `error` set when librdkafka refuses.
-  [[nodiscard]] bool restart(std::string& error) FRAUD_EXCLUDES(mu_);
+  // one from the same properties; an error when librdkafka refuses.
+  [[nodiscard]] base::Status restart() FRAUD_EXCLUDES(mu_);
   // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
   [[nodiscard]] bool flush(int timeout_ms);
 
@@ -82,7 +81,7 @@ class ImmediateAlertOutput final : public AlertSink {
  private:
   ImmediateAlertOutput(kafka::KafkaProperties properties, std::string topic, Metrics metrics)
       : properties_(std::move(properties)), topic_(std::move(topic)), metrics_(metrics) {}
-  [[nodiscard]] bool makeProducer(std::string& error);
+  [[nodiscard]] base::Status makeProducer();
   void dropProducer();
   static void onDelivery(rd_kafka_t* producer, const rd_kafka_message_t* message, void* opaque);
 

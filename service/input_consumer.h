@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
 #include "service/partition_task.h"
 #include "service/rebalance_listener.h"
 #include "service/task_manager.h"
@@ -46,11 +47,12 @@ class InputConsumer : public InputControl, public ConsumerAssignment {
   [[nodiscard]] virtual bool poll(int timeout_ms, PolledInput& polled) = 0;
   // Gives back what poll() filled: their views end here.
   virtual void release(std::span<PolledInput> polled) = 0;
-  // The consumer's fatal error ("NAME: reason"), if it has one: it cannot go on after one.
-  [[nodiscard]] virtual std::optional<std::string> fatalError() const = 0;
+  // The consumer's fatal error ("NAME: reason"), if it has one (else ok): it cannot go on after
+  // one.
+  [[nodiscard]] virtual base::Status fatalError() const = 0;
   // Leaves the subscription: every partition is revoked in the following polls, then the group
-  // is left. An error message when refused.
-  [[nodiscard]] virtual std::optional<std::string> unsubscribe() = 0;
+  // is left. An error when refused.
+  [[nodiscard]] virtual base::Status unsubscribe() = 0;
   // Closes the consumer: the revocation callback runs, and the group is left unless the
   // membership is static. Failures are logged. Nothing may be called after it.
   virtual void close() = 0;

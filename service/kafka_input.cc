@@ -173,16 +173,18 @@ void KafkaInput::release(std::span<PolledInput> polled) {
   }
 }
 
-std::optional<std::string> KafkaInput::fatalError() const {
+base::Status KafkaInput::fatalError() const {
   std::array<char, 512> reason{};
   const rd_kafka_resp_err_t code = rd_kafka_fatal_error(consumer_, reason.data(), reason.size());
-  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
-  return std::string(rd_kafka_err2name(code)) + ": " + reason.data();
+  if (code == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+  return base::Status::failed(std::string(rd_kafka_err2name(code)) + ": " + reason.data());
 }
 
-std::optional<std::string> KafkaInput::unsubscribe() {
-  if (const auto err = rd_kafka_unsubscribe(consumer_)) return rd_kafka_err2str(err);
-  return std::nullopt;
+base::Status KafkaInput::unsubscribe() {
+  if (const auto err = rd_kafka_unsubscribe(consumer_)) {
+    return base::Status::failed(rd_kafka_err2str(err));
+  }
+  return {};
 }
 
 void KafkaInput::close() {

@@ -38,8 +38,8 @@ class KafkaInput final : public InputConsumer {
   // rd_kafka_consumer_poll(); the message is the handle, destroyed by release().
   [[nodiscard]] bool poll(int timeout_ms, PolledInput& polled) override;
   void release(std::span<PolledInput> polled) override;
-  [[nodiscard]] std::optional<std::string> fatalError() const override;
-  [[nodiscard]] std::optional<std::string> unsubscribe() override;
+  [[nodiscard]] base::Status fatalError() const override;
+  [[nodiscard]] base::Status unsubscribe() override;
   void close() override;
   [[nodiscard]] std::optional<int64_t> cachedHighWatermark(int32_t partition) const override;
 

@@ -55,8 +55,8 @@ int replayMain(const fraud::service::ReplayOptions& options,
 // Applied before any secret is read and before any thread starts.
 bool applyCoreDumpPolicy(const char* command, bool allow_core_dumps) {
   if (allow_core_dumps) return true;
-  if (const auto error = fraud::service::disableCoreDumps()) {
-    std::fprintf(stderr, "%s: cannot disable core dumps: %s\n", command, error->c_str());
+  if (const auto error = fraud::service::disableCoreDumps(); !error.ok()) {
+    std::fprintf(stderr, "%s: cannot disable core dumps: %s\n", command, error.message().c_str());
     return false;
   }
   return true;

@@ -4,7 +4,7 @@
 
 namespace fraud::service {
 
-ProducerRecovery::ProducerRecovery(std::function<std::optional<std::string>()> replace,
+ProducerRecovery::ProducerRecovery(std::function<base::Status()> replace,
                                    prometheus::Counter* recoveries, const service::Clock& clock)
     : replace_(std::move(replace)), recoveries_(recoveries), clock_(clock) {}
 
@@ -37,8 +37,8 @@ bool ProducerRecovery::recover(std::string_view reason, Clock::time_point now) {
       "producer failed for good ({}): uncommitted work dropped, replacing the producer "
       "(recovery {} of at most {} within {} min)",
       reason, recent_.size(), kMaxRecoveries, kWindow.count());
-  if (auto error = replace_()) {
-    spdlog::critical("cannot replace the failed producer: {}", *error);
+  if (const base::Status error = replace_(); !error.ok()) {
+    spdlog::critical("cannot replace the failed producer: {}", error.message());
     return false;
   }
   if (recoveries_ != nullptr) recoveries_->Increment();

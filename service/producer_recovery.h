@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
 #include "service/clock.h"
 
 namespace fraud::service {
@@ -33,11 +33,10 @@ class ProducerRecovery {
   static constexpr size_t kMaxRecoveries = 5;
   static constexpr std::chrono::minutes kWindow{5};
 
-  // `replace` makes the failed producers anew: nothing on success, else why it could not.
+  // `replace` makes the failed producers anew: ok, else why it could not.
   // `recoveries` (fraud_producer_recoveries_total) may be null (tests). `clock` dates each
   // recovery (the window).
-  ProducerRecovery(std::function<std::optional<std::string>()> replace,
-                   prometheus::Counter* recoveries,
+  ProducerRecovery(std::function<base::Status()> replace, prometheus::Counter* recoveries,
                    const service::Clock& clock = service::Clock::real());
 
   // Whether a new producer can cure fatal error `code`: not a refusal by the cluster's ACLs
@@ -55,7 +54,7 @@ class ProducerRecovery {
   [[nodiscard]] bool recover(std::string_view reason, Clock::time_point now);
 
  private:
-  std::function<std::optional<std::string>()> replace_;
+  std::function<base::Status()> replace_;
   prometheus::Counter* recoveries_;
   const service::Clock& clock_;
   std::deque<Clock::time_point> recent_;  // recoveries within the last kWindow

@@ -36,10 +36,10 @@ std::optional<RestoreResult> RestoreJob::begin(PartitionLeases::Lease lease, int
   } catch (const state::RejectedCheckpoint& e) {
     ++malformed_;
     spdlog::warn("partition {}: {}; rebuilding it from the changelog", partition_, e.what());
-    if (auto error = rebuildFrom(low)) return finish(error);
+    if (auto error = rebuildFrom(low); !error.ok()) return finish(error);
   } catch (const std::exception& e) {
     spdlog::warn("partition {}: {}; rebuilding it from the changelog", partition_, e.what());
-    if (auto error = rebuildFrom(low)) return finish(error);
+    if (auto error = rebuildFrom(low); !error.ok()) return finish(error);
   }
   if (local_ && (start_ > end_ || start_ < low)) {
     // The changelog no longer matches this disk (topic recreated, or our offset compacted
@@ -49,24 +49,25 @@ std::optional<RestoreResult> RestoreJob::begin(PartitionLeases::Lease lease, int
         "partition {}: local checkpoint at changelog offset {} is outside [{}, {}]; "
         "rebuilding from the changelog",
         partition_, start_, low, end_);
-    if (auto error = rebuildFrom(low)) return finish(error);
+    if (auto error = rebuildFrom(low); !error.ok()) return finish(error);
   }
   next_ = start_;
   writer_ = db_.beginRestore(partition_, !local_);
-  if (start_ >= end_) return finish(std::nullopt);
+  if (start_ >= end_) return finish({});
   return std::nullopt;
 }
 
-std::optional<std::string> RestoreJob::rebuildFrom(int64_t low) {
+base::Status RestoreJob::rebuildFrom(int64_t low) {
   local_.reset();
   start_ = low;
-  if (auto cleared = db_.clearPartition(partition_); !cleared.ok()) return cleared.message();
-  return std::nullopt;
+  return db_.clearPartition(partition_);
 }
 
 std::optional<RestoreResult> RestoreJob::apply(const rd_kafka_message_t& message) {
   if (message.err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return applyEndOfData(message);
-  if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR) return finish(rd_kafka_message_errstr(&message));
+  if (message.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return finish(base::Status::failed(rd_kafka_message_errstr(&message)));
+  }
   next_ = message.offset + 1;
   ++records_;
   if (kafka::keyOf(&message) != kChangelogCheckpointKey) return applyCard(message);
@@ -89,14 +90,14 @@ void RestoreJob::applyCheckpoint(const rd_kafka_message_t& message) {
   spdlog::warn(
       "partition {}: checkpoint record at changelog offset {} rejected ({}); the partition has "
       "no checkpoint unless a later record gives one",
-      partition_, message.offset, state::PartitionCheckpoint::rejection(value).value_or(""));
+      partition_, message.offset, state::PartitionCheckpoint::rejection(value).message());
 }
 
 std::optional<RestoreResult> RestoreJob::applyEndOfData(const rd_kafka_message_t& message) {
   // The end of the committed data. A transaction left open by a departed owner holds the
   // stable offset back until it is fenced or times out: wait for the end seen at the start.
   next_ = std::max(next_, message.offset);
-  if (message.offset >= end_) return finish(std::nullopt);
+  if (message.offset >= end_) return finish({});
   if (log_open_transaction_waits_ && !waiting_noticed_ &&
       std::chrono::steady_clock::now() - started_ > kOpenTransactionNotice) {
     waiting_noticed_ = true;
@@ -118,7 +119,7 @@ std::optional<RestoreResult> RestoreJob::applyCard(const rd_kafka_message_t& mes
   }
   detectors::CardRef card_ref;
   std::memcpy(card_ref.bytes.data(), key.data(), key.size());
-  std::optional<std::string> error;
+  base::Status error;
   if (message.payload == nullptr) {
     error = writer_->erase(card_ref);
   } else if (const std::string_view value = kafka::payloadOf(&message); state::isCardState(value)) {
@@ -130,11 +131,11 @@ std::optional<RestoreResult> RestoreJob::applyCard(const rd_kafka_message_t& mes
                  partition_, message.offset);
     error = writer_->erase(card_ref);
   }
-  if (!error) return std::nullopt;
+  if (error.ok()) return std::nullopt;
   return finish(error);
 }
 
-RestoreResult RestoreJob::fail(const std::string& error) { return finish(error); }
+RestoreResult RestoreJob::fail(const base::Status& error) { return finish(error); }
 
 void RestoreJob::abandon() {
   done_ = true;
@@ -147,7 +148,7 @@ std::optional<double> RestoreJob::progress() const {
   return std::min(1.0, static_cast<double>(next_ - start_) / static_cast<double>(end_ - start_));
 }
 
-RestoreResult RestoreJob::finish(std::optional<std::string> error) {
+RestoreResult RestoreJob::finish(base::Status error) {
   done_ = true;
   RestoreResult result;
   result.partition = partition_;
@@ -157,13 +158,13 @@ RestoreResult RestoreJob::finish(std::optional<std::string> error) {
   result.changelog_start = start_;
   result.changelog_end = end_;
   result.changelog_next = next_;
-  if (!error) {
+  if (error.ok()) {
     result.checkpoint = latest_ ? latest_ : checkpoint_rejected_ ? std::nullopt : local_;
     if (result.checkpoint) result.checkpoint->changelog_next_offset = next_;
     error = writer_->finish(result.checkpoint);  // without an error, begin() made the writer
   }
-  if (error) {
-    result.error = "restore of partition " + std::to_string(partition_) + ": " + *error;
+  if (!error.ok()) {
+    result.error = error.withPrefix("restore of partition " + std::to_string(partition_) + ": ");
     result.checkpoint.reset();
   }
   writer_.reset();

@@ -50,7 +50,7 @@ class RestoreJob {
   // ended the job: the end reached, a consumer error, or the disk failed.
   [[nodiscard]] std::optional<RestoreResult> apply(const rd_kafka_message_t& message);
   // Ends the job as failed with `error` (any time).
-  [[nodiscard]] RestoreResult fail(const std::string& error);
+  [[nodiscard]] RestoreResult fail(const base::Status& error);
   // Ends the job without a result (cancelled, or not begun): nothing more is written.
   void abandon();
 
@@ -64,10 +64,10 @@ class RestoreJob {
 
  private:
   // Writes what was restored (unless `error`), releases the lease; the result.
-  [[nodiscard]] RestoreResult finish(std::optional<std::string> error);
+  [[nodiscard]] RestoreResult finish(base::Status error);
   // The local checkpoint does not match the changelog, or cannot be read: clears the
   // partition's local state to take everything from `low`. An error when the disk refused.
-  [[nodiscard]] std::optional<std::string> rebuildFrom(int64_t low);
+  [[nodiscard]] base::Status rebuildFrom(int64_t low);
   [[nodiscard]] std::optional<RestoreResult> applyEndOfData(const rd_kafka_message_t& message);
   [[nodiscard]] std::optional<RestoreResult> applyCard(const rd_kafka_message_t& message);
   void applyCheckpoint(const rd_kafka_message_t& message);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "state/state_db.h"
 
 namespace fraud::service {
@@ -27,7 +28,7 @@ struct RestoreResult {
   // gives way to the active one): nothing was done; not an error.
   bool busy = false;
   std::chrono::duration<double> duration{};
-  std::optional<std::string> error;  // the restore failed; retry it
+  base::Status error;  // not ok: the restore failed; retry it
   // An active restore's partition store, its card cache warmed (ChangelogRestorer builds it on
   // its own thread); none for a standby, on failure, or when it could not be built.
   std::unique_ptr<state::RocksDbCardStore> store;

@@ -42,20 +42,17 @@ constexpr int kReachabilityTimeoutMs = 10'000;
 
 // Whether the cluster answers at all, before anything asks for topics: an unreachable broker
 // must not be reported as a missing topic.
-std::optional<std::string> checkBrokerReachable(const ServiceConfig& config,
-                                                const kafka::KafkaProperties& properties) {
+base::Status checkBrokerReachable(const ServiceConfig& config,
+                                  const kafka::KafkaProperties& properties) {
   kafka::KafkaProperties probe = properties;
   probe["bootstrap.servers"] = config.brokers;
   auto conf = kafka::makeKafkaConf(probe);
-  if (!conf) return "Kafka configuration: " + conf.message();
+  if (!conf) return conf.status().withPrefix("Kafka configuration: ");
   auto client = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
-  if (!client) return "Kafka client: " + client.message();
-  if (const auto reachable = kafka::brokerReachable(client->get(), kReachabilityTimeoutMs);
-      !reachable.ok()) {
-    return reachable.message() + " at " + config.brokers +
-           "; check --brokers, the network and the TLS/SASL settings";
-  }
-  return std::nullopt;
+  if (!client) return client.status().withPrefix("Kafka client: ");
+  return kafka::brokerReachable(client->get(), kReachabilityTimeoutMs)
+      .withSuffix(" at " + config.brokers +
+                  "; check --brokers, the network and the TLS/SASL settings");
 }
 
 // A throwaway key for --embedded-kafka without one: card_refs then differ on every run.
@@ -202,12 +199,12 @@ bool isLoopback(const std::string& address) {
 // --embedded-kafka: the cluster, whose address becomes --brokers (and is printed on stdout for
 // scripts). Null, logged, when it cannot start.
 std::unique_ptr<EmbeddedKafka> startEmbeddedKafka(ServiceConfig& config) {
-  std::string error;
-  auto embedded = EmbeddedKafka::start(config, error);
-  if (!embedded) {
-    spdlog::critical("embedded Kafka: {}", error);
+  auto started = EmbeddedKafka::start(config);
+  if (!started) {
+    spdlog::critical("embedded Kafka: {}", started.message());
     return nullptr;
   }
+  std::unique_ptr<EmbeddedKafka> embedded = std::move(*started);
   config.brokers = embedded->bootstrap();
   std::printf("bootstrap=%s\n", config.brokers.c_str());
   std::fflush(stdout);
@@ -268,8 +265,8 @@ int runService(ServiceConfig config) {
   // The API comes up first: liveness and metrics answer while Kafka is still being reached.
   api::Router router(api_options, processor->view(), *registry);
   api::HttpServer http(api_options, router);
-  if (auto http_error = http.start()) {
-    logHttpStartError(api_options, *http_error);
+  if (const auto http_error = http.start(); !http_error.ok()) {
+    logHttpStartError(api_options, http_error.message());
     return 1;
   }
   spdlog::info("API on {}://{}:{} (/healthz /readyz /metrics /v1/*)",
@@ -285,8 +282,8 @@ int runService(ServiceConfig config) {
                  http.probePort());
   }
   if (!config.embedded_kafka) {
-    if (auto unreachable = checkBrokerReachable(config, kafka_properties)) {
-      spdlog::critical("cannot start: {}", *unreachable);
+    if (const auto reachable = checkBrokerReachable(config, kafka_properties); !reachable.ok()) {
+      spdlog::critical("cannot start: {}", reachable.message());
       return 1;
     }
   }

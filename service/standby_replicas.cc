@@ -92,9 +92,9 @@ void StandbyReplicas::takeCompleted(Clock::time_point now) {
     copy.running = false;
     malformed_ += result.malformed;
     if (result.busy) continue;  // the active restore of it held the partition
-    if (result.error) {
+    if (!result.error.ok()) {
       ++copy.status.failures;
-      spdlog::warn("standby copy: {}; retrying next round", *result.error);
+      spdlog::warn("standby copy: {}; retrying next round", result.error.message());
       continue;
     }
     ++copy.status.catchups;

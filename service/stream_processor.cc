@@ -101,11 +101,10 @@ base::Status StreamProcessor::startOutputs(const kafka::KafkaProperties& common,
     output_->timeRecordsOf(config_.alerts_topic, metrics_.stage_commit_wait, metrics_.stage_commit);
     return {};
   }
-  std::string error;
-  alerts_ = ImmediateAlertOutput::create(
-      common, config_.alerts_topic, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures},
-      error);
-  if (!alerts_) return base::Status::failed("alert producer: " + error);
+  auto alerts_output = ImmediateAlertOutput::create(
+      common, config_.alerts_topic, {&metrics_.stage_delivery, &metrics_.alert_delivery_failures});
+  if (!alerts_output) return alerts_output.status().withPrefix("alert producer: ");
+  alerts_ = std::move(*alerts_output);
   alerts_->warmUp();
   ImmediateAlertOutput* alerts = alerts_.get();
   // No input offset commits past an alert the broker has not acknowledged.
@@ -181,16 +180,14 @@ void StreamProcessor::startStreamThread() {
   if (!config_.embedded_kafka) admin_->startOwnerRefresh(kOwnersRefresh);
 }
 
-std::optional<std::string> StreamProcessor::replaceProducers() {
+base::Status StreamProcessor::replaceProducers() {
   output_->detachProducer();
   if (alerts_ && alerts_->failed()) {
-    std::string error;
-    if (!alerts_->restart(error)) return "alert producer: " + error;
+    if (auto e = alerts_->restart(); !e.ok()) return e.withPrefix("alert producer: ");
   }
-  // ProducerRecovery's interface takes the message alone.
-  if (auto e = producer_->restart(); !e.ok()) return e.message();
+  if (auto e = producer_->restart(); !e.ok()) return e;
   output_->attachProducer(producer_->get());
-  return std::nullopt;
+  return {};
 }
 
 base::Status StreamProcessor::startStandbys(const kafka::KafkaProperties& common) {

@@ -78,7 +78,7 @@ class StreamProcessor final {
   [[nodiscard]] base::Status startStandbys(const kafka::KafkaProperties& common);
   // After a fatal producer error (ProducerRecovery): the alerts' producer made again if it
   // failed, the transactional producer always, the output attached to the new one.
-  [[nodiscard]] std::optional<std::string> replaceProducers();
+  [[nodiscard]] base::Status replaceProducers();
   // The fencer of departed owners' transactions, unless members cannot be told apart.
   [[nodiscard]] base::Status startFencer(const kafka::KafkaProperties& common,
                                          const kafka::KafkaProperties& producer_props);

@@ -171,7 +171,7 @@ void StreamThread::releaseHeldInput() {
 }
 
 std::string StreamThread::producerFailure() const {
-  if (auto error = clients_.producer->fatalError()) return *error;
+  if (auto error = clients_.producer->fatalError(); !error.ok()) return error.message();
   if (clients_.alerts != nullptr && clients_.alerts->failed()) {
     return "the immediate alerts' producer failed";
   }
@@ -214,8 +214,8 @@ bool StreamThread::recoverFromFatal() {
 
 bool StreamThread::consumerFailed() {
   if (consumer_failed_) return true;
-  const std::optional<std::string> error = consumer_.fatalError();
-  if (!error) return false;
+  const base::Status error = consumer_.fatalError();
+  if (error.ok()) return false;
   consumer_failed_ = true;
   // librdkafka's consumer cannot go on after a fatal error (FENCED_INSTANCE_ID: another process
   // joined with our group.instance.id). Stop serving at once: no task answers or commits from
@@ -223,7 +223,7 @@ bool StreamThread::consumerFailed() {
   spdlog::critical(
       "consumer failed for good ({}): stopping; two processes with one --instance-id "
       "(group.instance.id) fence each other, give each its own",
-      *error);
+      error.message());
   (void)rebalances_.closeAllDirty();
   input_held_ = false;
   query_.setJoined(false);
@@ -251,8 +251,9 @@ void StreamThread::handOverToStandbys(Clock::TimePoint deadline) {
   // Unsubscribing revokes every partition (the callback, served by the polls below) and sends a
   // LeaveGroup once that is through: the group reassigns them now, not at the session timeout.
   // (Left to the close, a static member's leave is skipped.)
-  if (const auto error = consumer_.unsubscribe()) {
-    spdlog::warn("hand-over: unsubscribe: {}; holding the partitions until we are back", *error);
+  if (const auto error = consumer_.unsubscribe(); !error.ok()) {
+    spdlog::warn("hand-over: unsubscribe: {}; holding the partitions until we are back",
+                 error.message());
     return;
   }
   PolledInput polled;

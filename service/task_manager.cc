@@ -76,8 +76,8 @@ std::vector<int32_t> TaskManager::activateRestored() {
     PartitionTask* t = task(result.partition);
     // Stale: revoked, already active, or restored again since this restore began.
     if (t == nullptr || t->active() || t->restoreTicket() != result.ticket) continue;
-    if (result.error) {
-      spdlog::error("{}; retrying", *result.error);
+    if (!result.error.ok()) {
+      spdlog::error("{}; retrying", result.error.message());
       retry.push_back(result.partition);
       continue;
     }

@@ -37,27 +37,16 @@ KafkaFencingCluster::KafkaFencingCluster(rd_kafka_t* admin,
       timeout_ms_(timeout_ms),
       patience_(patience) {}
 
-std::optional<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
-    const std::vector<int32_t>& partitions, std::string& error) {
-  auto committers =
-      kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_);
-  if (!committers) {
-    error = committers.message();
-    return std::nullopt;
-  }
-  return std::move(*committers);
+base::Result<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
+    const std::vector<int32_t>& partitions) {
+  return kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_);
 }
 
-std::optional<std::vector<kafka::GroupMember>> KafkaFencingCluster::members(std::string& error) {
-  auto members = kafka::groupMembers(admin_, group_id_, timeout_ms_);
-  if (!members) {
-    error = members.message();
-    return std::nullopt;
-  }
-  return std::move(*members);
+base::Result<std::vector<kafka::GroupMember>> KafkaFencingCluster::members() {
+  return kafka::groupMembers(admin_, group_id_, timeout_ms_);
 }
 
-bool KafkaFencingCluster::fence(const std::string& transactional_id) {
+base::Status KafkaFencingCluster::fence(const std::string& transactional_id) {
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::milliseconds(timeout_ms_);
   kafka::KafkaProperties props = producer_properties_;
@@ -74,10 +63,7 @@ bool KafkaFencingCluster::fence(const std::string& transactional_id) {
     auto conf = kafka::makeKafkaConf(props);
     auto made = conf ? kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf))
                      : base::Result<kafka::KafkaHandle>(conf.status());
-    if (!made) {
-      spdlog::error("fencing {}: {}", transactional_id, made.message());
-      return false;
-    }
+    if (!made) return made.status();
     const kafka::KafkaHandle producer = std::move(*made);
     const kafka::KafkaError e(rd_kafka_init_transactions(
         producer.get(),
@@ -88,12 +74,11 @@ bool KafkaFencingCluster::fence(const std::string& transactional_id) {
                           .count();
       spdlog::info("fenced transactional id {} in {} ms ({} producer{})", transactional_id, ms,
                    attempt, attempt == 1 ? "" : "s");
-      return true;
+      return {};
     }
     // Not confirmed in time: the error is the coordinator's last answer (or a time-out).
     if (last || !rd_kafka_error_is_retriable(e.get())) {
-      spdlog::error("fencing {}: {}", transactional_id, rd_kafka_error_string(e.get()));
-      return false;
+      return base::Status::failed(rd_kafka_error_string(e.get()));
     }
   }
 }
@@ -157,19 +142,19 @@ void TransactionFencer::fenceRound(const std::vector<int32_t>& partitions) {
   for (const int32_t p : partitions) {
     if (auto owner = previous_owner_ ? previous_owner_(p) : std::nullopt) candidates.insert(*owner);
   }
-  std::string error;
-  if (const auto committers = cluster_->committers(partitions, error)) {
+  if (const auto committers = cluster_->committers(partitions)) {
     for (const auto& [p, instance] : *committers) candidates.insert(instance);
   } else {
-    spdlog::warn("fencing: cannot read who committed partitions last: {}", error);
+    spdlog::warn("fencing: cannot read who committed partitions last: {}", committers.message());
   }
   candidates.erase(options_.self);
   if (candidates.empty()) return;
-  const auto members = cluster_->members(error);
+  const auto members = cluster_->members();
   if (!members) {
     // Fencing a member that is still alive would end it: without the membership, fence nobody
     // (an open transaction then ends at the broker's transaction.timeout.ms).
-    spdlog::warn("fencing: cannot read the group's members ({}); no previous owner fenced", error);
+    spdlog::warn("fencing: cannot read the group's members ({}); no previous owner fenced",
+                 members.message());
     return;
   }
   for (const auto& departed : departedOwners(candidates, *members, options_.self)) {
@@ -179,18 +164,21 @@ void TransactionFencer::fenceRound(const std::vector<int32_t>& partitions) {
 }
 
 TransactionFencer::Result TransactionFencer::fenceIfStillAbsent(const std::string& instance_id) {
-  std::string error;
-  const auto members = cluster_->members(error);
+  const auto members = cluster_->members();
   if (!members) {
     spdlog::warn("fencing {}: cannot read the group's members again ({}); not fenced", instance_id,
-                 error);
+                 members.message());
     return Result::kFailed;
   }
   if (departedOwners({instance_id}, *members, options_.self).empty()) {
     spdlog::info("not fencing {}: it has joined the group again (restarted)", instance_id);
     return Result::kRejoined;
   }
-  if (!cluster_->fence(transactionalIdOf(options_.group_id, instance_id))) return Result::kFailed;
+  const std::string transactional_id = transactionalIdOf(options_.group_id, instance_id);
+  if (const base::Status fenced = cluster_->fence(transactional_id); !fenced.ok()) {
+    spdlog::error("fencing {}: {}", transactional_id, fenced.message());
+    return Result::kFailed;
+  }
   spdlog::info("fenced departed owner {}", instance_id);
   return Result::kFenced;
 }

@@ -38,13 +38,12 @@ class FencingCluster {
  public:
   virtual ~FencingCluster() = default;
   // The instance id that committed each partition's input offset last (its commit metadata).
-  [[nodiscard]] virtual std::optional<std::map<int32_t, std::string>> committers(
-      const std::vector<int32_t>& partitions, std::string& error) = 0;
+  [[nodiscard]] virtual base::Result<std::map<int32_t, std::string>> committers(
+      const std::vector<int32_t>& partitions) = 0;
   // The group's current members.
-  [[nodiscard]] virtual std::optional<std::vector<kafka::GroupMember>> members(
-      std::string& error) = 0;
-  // init_transactions under `transactional_id`: true when the coordinator confirmed it.
-  [[nodiscard]] virtual bool fence(const std::string& transactional_id) = 0;
+  [[nodiscard]] virtual base::Result<std::vector<kafka::GroupMember>> members() = 0;
+  // init_transactions under `transactional_id`: ok when the coordinator confirmed it.
+  [[nodiscard]] virtual base::Status fence(const std::string& transactional_id) = 0;
 };
 
 // FencingCluster over a client with the group's id (kafka::makeGroupAdminClient: reading the
@@ -67,10 +66,10 @@ class KafkaFencingCluster final : public FencingCluster {
   KafkaFencingCluster(rd_kafka_t* admin, kafka::KafkaProperties producer_properties,
                       std::string group_id, std::string input_topic, int timeout_ms,
                       FencePatience patience = {});
-  [[nodiscard]] std::optional<std::map<int32_t, std::string>> committers(
-      const std::vector<int32_t>& partitions, std::string& error) override;
-  [[nodiscard]] std::optional<std::vector<kafka::GroupMember>> members(std::string& error) override;
-  [[nodiscard]] bool fence(const std::string& transactional_id) override;
+  [[nodiscard]] base::Result<std::map<int32_t, std::string>> committers(
+      const std::vector<int32_t>& partitions) override;
+  [[nodiscard]] base::Result<std::vector<kafka::GroupMember>> members() override;
+  [[nodiscard]] base::Status fence(const std::string& transactional_id) override;
 
  private:
   rd_kafka_t* admin_;

@@ -60,12 +60,12 @@ base::Status TransactionalProducer::restart() {
   return start();
 }
 
-std::optional<std::string> TransactionalProducer::fatalError() const {
-  if (!handle_) return std::nullopt;
+base::Status TransactionalProducer::fatalError() const {
+  if (!handle_) return {};
   char reason[512];
   const auto err = rd_kafka_fatal_error(handle_.get(), reason, sizeof(reason));
-  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return std::nullopt;
-  return std::string(rd_kafka_err2name(err)) + ": " + reason;
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+  return base::Status::failed(std::string(rd_kafka_err2name(err)) + ": " + reason);
 }
 
 rd_kafka_resp_err_t TransactionalProducer::fatalCode() const {

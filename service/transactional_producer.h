@@ -35,8 +35,8 @@ class TransactionalProducer {
 
   // The producer; null before start() and after a failed restart().
   [[nodiscard]] rd_kafka_t* get() const { return handle_.get(); }
-  // librdkafka's fatal error on the producer ("NAME: reason"), if it has one.
-  [[nodiscard]] std::optional<std::string> fatalError() const;
+  // librdkafka's fatal error on the producer ("NAME: reason"), if it has one (else ok).
+  [[nodiscard]] base::Status fatalError() const;
   // The code of that fatal error; RD_KAFKA_RESP_ERR_NO_ERROR without one.
   [[nodiscard]] rd_kafka_resp_err_t fatalCode() const;
 

@@ -64,10 +64,10 @@ std::optional<PartitionCheckpoint> PartitionCheckpoint::decode(std::string_view 
   return decodeChecked(bytes).checkpoint;
 }
 
-std::optional<std::string> PartitionCheckpoint::rejection(std::string_view bytes) {
+base::Status PartitionCheckpoint::rejection(std::string_view bytes) {
   Decoded decoded = decodeChecked(bytes);
-  if (decoded.checkpoint) return std::nullopt;
-  return std::move(decoded.rejection);
+  if (decoded.checkpoint) return {};
+  return base::Status::failed(std::move(decoded.rejection));
 }
 
 }  // namespace fraud::state

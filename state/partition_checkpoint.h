@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "detectors/base/status.h"
 #include "detectors/transaction.h"
 
 namespace fraud::state {
@@ -27,8 +28,8 @@ struct PartitionCheckpoint {
   // Nothing when `bytes` is not an encoding of this version, or one with a value out of bounds.
   [[nodiscard]] static std::optional<PartitionCheckpoint> decode(std::string_view bytes);
   // Why decode() refuses `bytes` (which value is out of bounds, or that it is no checkpoint of
-  // this version), for the log; nothing when it does not.
-  [[nodiscard]] static std::optional<std::string> rejection(std::string_view bytes);
+  // this version), for the log; ok when it does not.
+  [[nodiscard]] static base::Status rejection(std::string_view bytes);
   friend bool operator==(const PartitionCheckpoint&, const PartitionCheckpoint&) = default;
 };
 

@@ -88,17 +88,13 @@ PartitionRestore::PartitionRestore(Database& db, int32_t partition, bool from_sc
 
 PartitionRestore::~PartitionRestore() { db_.restoreBytes() -= charged_; }
 
-std::optional<std::string> PartitionRestore::put(const CardRef& card_ref,
-                                                 std::string_view encoded) {
+base::Status PartitionRestore::put(const CardRef& card_ref, std::string_view encoded) {
   return add(card_ref, encoded, false);
 }
 
-std::optional<std::string> PartitionRestore::erase(const CardRef& card_ref) {
-  return add(card_ref, {}, true);
-}
+base::Status PartitionRestore::erase(const CardRef& card_ref) { return add(card_ref, {}, true); }
 
-std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::string_view encoded,
-                                                 bool erased) {
+base::Status PartitionRestore::add(const CardRef& card_ref, std::string_view encoded, bool erased) {
   const unsigned index = (static_cast<unsigned>(card_ref.bytes[0]) << (kBucketBits - 8)) |
                          (static_cast<unsigned>(card_ref.bytes[1]) >> (16 - kBucketBits));
   buckets_[index].records.push_back(Bucket::Record{card_ref, arena_->copy(encoded),
@@ -108,31 +104,31 @@ std::optional<std::string> PartitionRestore::add(const CardRef& card_ref, std::s
   // The shared total is updated every 64 KiB. Over the budget, the restore holding a fair
   // share of it writes; so does one that outgrows it alone: never a file per record when many
   // restores share the budget.
-  if (bytes_ - charged_ < (64 << 10)) return std::nullopt;
+  if (bytes_ - charged_ < (64 << 10)) return {};
   db_.restoreBytes() += bytes_ - charged_;
   charged_ = bytes_;
   const int64_t budget = db_.restoreBudget();
   if (bytes_ >= budget || (db_.restoreBytes().load() > budget && bytes_ >= budget / 16)) {
     return writeFile();
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> PartitionRestore::prepare() {
-  if (prepared_) return std::nullopt;
+base::Status PartitionRestore::prepare() {
+  if (prepared_) return {};
   const auto holds = db_.holdsPrefix(partitionPrefix('C', partition_));
-  if (!holds) return holds.message();
+  if (!holds) return holds.status();
   const bool holds_cards = *holds;
   if (from_scratch_ && holds_cards) {
     // Left by a restore that did not finish: the changelog alone says what the partition holds.
-    if (auto cleared = db_.clear(partition_); !cleared.ok()) return cleared.message();
+    if (auto cleared = db_.clear(partition_); !cleared.ok()) return cleared;
   }
   partition_empty_ = from_scratch_ || !holds_cards;
   prepared_ = true;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> PartitionRestore::writeSorted(const std::string& path, size_t& written) {
+base::Status PartitionRestore::writeSorted(const std::string& path, size_t& written) {
   // Not dropped from the page cache: the card cache is warmed from this file right after.
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), db_.sstOptions(), nullptr,
                                 /*invalidate_page_cache=*/false);
@@ -159,28 +155,25 @@ std::optional<std::string> PartitionRestore::writeSorted(const std::string& path
                                : writer.Put(key, rocksdb::Slice(record.value, record.size));
       }
       ++written;
-      if (!status.ok()) return Database::describe(status);
+      if (!status.ok()) return Database::toStatus(status);
     }
   }
   if (written > 0) status = writer.Finish();
-  if (!status.ok()) return Database::describe(status);
-  return std::nullopt;
+  return Database::toStatus(status);
 }
 
-std::optional<std::string> PartitionRestore::writeFile() {
-  if (auto error = prepare()) return error;
+base::Status PartitionRestore::writeFile() {
+  if (auto error = prepare(); !error.ok()) return error;
   if (records_ > 0) {
     const std::string path = db_.newRestoreFile(partition_);
     size_t written = 0;
-    auto error = writeSorted(path, written);
-    if (!error && written > 0) {
-      if (auto ingested = db_.ingest(path); !ingested.ok()) error = ingested.message();
-    }
+    base::Status error = writeSorted(path, written);
+    if (error.ok() && written > 0) error = db_.ingest(path);
     if (written > 0) {
       std::error_code ec;
       std::filesystem::remove(path, ec);  // moved when ingested; a failed file is dropped
     }
-    if (error) return error;
+    if (!error.ok()) return error;
     if (written > 0) {
       partition_empty_ = false;
       ++files_;
@@ -192,17 +185,13 @@ std::optional<std::string> PartitionRestore::writeFile() {
   bytes_ = 0;
   db_.restoreBytes() -= charged_;
   charged_ = 0;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<std::string> PartitionRestore::finish(
-    const std::optional<PartitionCheckpoint>& checkpoint) {
-  if (auto error = writeFile()) return error;
-  if (!checkpoint) return std::nullopt;
-  if (auto put = db_.put(checkpointKey(partition_), checkpoint->encode()); !put.ok()) {
-    return put.message();
-  }
-  return std::nullopt;
+base::Status PartitionRestore::finish(const std::optional<PartitionCheckpoint>& checkpoint) {
+  if (auto error = writeFile(); !error.ok()) return error;
+  if (!checkpoint) return {};
+  return db_.put(checkpointKey(partition_), checkpoint->encode());
 }
 
 }  // namespace fraud::state

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "detectors/card_ref.h"
 #include "state/partition_checkpoint.h"
 
@@ -35,14 +36,12 @@ class PartitionRestore {
   PartitionRestore(const PartitionRestore&) = delete;
   PartitionRestore& operator=(const PartitionRestore&) = delete;
 
-  // The card's state from the changelog (`encoded`), or its erasure. An error message when
+  // The card's state from the changelog (`encoded`), or its erasure. An error (kIoError) when
   // writing a full buffer to disk failed; the restore is then unusable.
-  [[nodiscard]] std::optional<std::string> put(const detectors::CardRef& card_ref,
-                                               std::string_view encoded);
-  [[nodiscard]] std::optional<std::string> erase(const detectors::CardRef& card_ref);
-  // Writes what is buffered, then `checkpoint` when given. An error message on failure.
-  [[nodiscard]] std::optional<std::string> finish(
-      const std::optional<PartitionCheckpoint>& checkpoint);
+  [[nodiscard]] base::Status put(const detectors::CardRef& card_ref, std::string_view encoded);
+  [[nodiscard]] base::Status erase(const detectors::CardRef& card_ref);
+  // Writes what is buffered, then `checkpoint` when given. An error (kIoError) on failure.
+  [[nodiscard]] base::Status finish(const std::optional<PartitionCheckpoint>& checkpoint);
 
   // Files ingested so far (for tests).
   [[nodiscard]] size_t filesWritten() const { return files_; }
@@ -53,12 +52,13 @@ class PartitionRestore {
   class Arena;    // their values
 
   PartitionRestore(Database& db, int32_t partition, bool from_scratch);
-  [[nodiscard]] std::optional<std::string> add(const detectors::CardRef& card_ref,
-                                               std::string_view encoded, bool erased);
-  [[nodiscard]] std::optional<std::string> prepare();
-  [[nodiscard]] std::optional<std::string> writeFile();
-  // Writes the buffered records, the last of each card, to a sorted file at `path`: how many.
-  [[nodiscard]] std::optional<std::string> writeSorted(const std::string& path, size_t& written);
+  [[nodiscard]] base::Status add(const detectors::CardRef& card_ref, std::string_view encoded,
+                                 bool erased);
+  [[nodiscard]] base::Status prepare();
+  [[nodiscard]] base::Status writeFile();
+  // Writes the buffered records, the last of each card, to a sorted file at `path`: how many
+  // (`written`, also on an error).
+  [[nodiscard]] base::Status writeSorted(const std::string& path, size_t& written);
 
   Database& db_;
   int32_t partition_;

@@ -29,9 +29,9 @@ base::Result<std::unique_ptr<StateDb>> StateDb::open(const StateDbOptions& optio
 std::optional<PartitionCheckpoint> StateDb::checkpoint(int32_t partition) {
   const auto value = db_->get(checkpointKey(partition));
   if (!value) return std::nullopt;
-  if (auto rejection = PartitionCheckpoint::rejection(*value)) {
+  if (const base::Status rejection = PartitionCheckpoint::rejection(*value); !rejection.ok()) {
     throw RejectedCheckpoint("local checkpoint of partition " + std::to_string(partition) +
-                             " rejected: " + *rejection);
+                             " rejected: " + rejection.message());
   }
   return PartitionCheckpoint::decode(*value);
 }

@@ -29,9 +29,9 @@ std::vector<std::string> StateDbOptions::validate() const {
   return problems;
 }
 
-std::optional<std::string> StateDbOptions::checkDir() const {
+base::Status StateDbOptions::checkDir() const {
   namespace fs = std::filesystem;
-  if (dir.empty()) return std::nullopt;
+  if (dir.empty()) return {};
   // The path itself when it exists, else the nearest directory above it that does.
   fs::path at(dir);
   while (true) {
@@ -40,27 +40,31 @@ std::optional<std::string> StateDbOptions::checkDir() const {
     if (fs::is_directory(status)) break;
     const bool self = at == fs::path(dir);
     if (fs::exists(status)) {
-      if (self) return dir + " is not a directory";
-      return dir + " cannot be created: " + at.string() + " is not a directory";
+      if (self) return base::Status::failed(dir + " is not a directory");
+      return base::Status::failed(dir + " cannot be created: " + at.string() +
+                                  " is not a directory");
     }
     if (status.type() != fs::file_type::not_found) {  // e.g. a parent that may not be searched
-      return dir + " cannot be looked at: " + at.string() + ": " + ec.message();
+      return base::Status::failed(dir + " cannot be looked at: " + at.string() + ": " +
+                                  ec.message());
     }
     fs::path parent = at.parent_path();
     if (parent.empty()) parent = ".";
-    if (parent == at) return dir + " cannot be created: " + at.string() + " does not exist";
+    if (parent == at)
+      return base::Status::failed(dir + " cannot be created: " + at.string() + " does not exist");
     at = std::move(parent);
   }
   const fs::path probe = at / (".fraud-detector-probe-" + std::to_string(::getpid()));
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     const std::string reason = std::error_code(errno, std::generic_category()).message();
-    if (at == fs::path(dir)) return dir + " is not writable: cannot create a file in it: " + reason;
-    return dir + " cannot be created in " + at.string() + ": " + reason;
+    if (at == fs::path(dir))
+      return base::Status::failed(dir + " is not writable: cannot create a file in it: " + reason);
+    return base::Status::failed(dir + " cannot be created in " + at.string() + ": " + reason);
   }
   ::close(fd);
   ::unlink(probe.c_str());
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace fraud::state

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "detectors/base/status.h"
 
 namespace fraud::state {
 
@@ -22,9 +23,9 @@ struct StateDbOptions {
   // that can be created as one, and this process can create files in it (or in the nearest
   // directory above it that exists). The check creates a probe file there and removes it, which
   // holds for any user, root included (whom permission bits do not stop, but a read-only mount
-  // does); nothing is left behind. A problem naming the path, or nothing (also for an empty
-  // `dir`, which validate() reports).
-  [[nodiscard]] std::optional<std::string> checkDir() const;
+  // does); nothing is left behind. An error naming the path, or ok (also for an empty `dir`,
+  // which validate() reports).
+  [[nodiscard]] base::Status checkDir() const;
 };
 
 }  // namespace fraud::state

@@ -30,15 +30,17 @@ class RunningProcessor {
   RunningProcessor(const ServiceConfig& config, kafka::KafkaProperties kafka,
                    const detectors::CardHasher& hasher, state::StateDb& db, ServiceMetrics& metrics)
       : processor_(config, std::move(kafka), hasher, db, metrics) {
-    if (const auto started = processor_.start(); !started.ok()) start_error_ = started.message();
-    if (!start_error_) run_ = std::async(std::launch::async, [this] { return processor_.run(); });
+    start_error_ = processor_.start();
+    if (start_error_.ok()) {
+      run_ = std::async(std::launch::async, [this] { return processor_.run(); });
+    }
   }
   ~RunningProcessor() { processor_.requestStop(); }  // then run_'s destructor waits for it
   RunningProcessor(const RunningProcessor&) = delete;
   RunningProcessor& operator=(const RunningProcessor&) = delete;
 
-  // start()'s error, if it failed (run() was not called then).
-  [[nodiscard]] const std::optional<std::string>& startError() const { return start_error_; }
+  // start()'s error, if it failed (run() was not called then); ok otherwise.
+  [[nodiscard]] const base::Status& startError() const { return start_error_; }
   [[nodiscard]] StreamProcessor& processor() { return processor_; }
 
   // Waits until `done()` holds, up to `limit`, looking every `poll`; false when the limit passed
@@ -67,7 +69,7 @@ class RunningProcessor {
 
  private:
   StreamProcessor processor_;
-  std::optional<std::string> start_error_;
+  base::Status start_error_;
   std::optional<int> status_;  // once run() ended and its future was read
   std::future<int> run_;
 };

@@ -88,10 +88,12 @@ class ScriptedConsumer final : public InputConsumer {
       --outstanding_;
     }
   }
-  std::optional<std::string> fatalError() const override { return fatal_error; }
-  std::optional<std::string> unsubscribe() override {
+  base::Status fatalError() const override {
+    return fatal_error ? base::Status::failed(*fatal_error) : base::Status();
+  }
+  base::Status unsubscribe() override {
     ++unsubscribes;
-    return std::nullopt;
+    return {};
   }
   void close() override {
     closed = true;

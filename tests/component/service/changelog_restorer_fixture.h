@@ -106,7 +106,7 @@ class ChangelogRestorerTest : public ::testing::Test {
   }
   // Partition 0 rebuilt from that changelog alone: the local card 9 gone.
   void expectRebuiltFromTheChangelog(const RestoreResult& result) {
-    EXPECT_FALSE(result.error.has_value()) << *result.error;
+    EXPECT_TRUE(result.error.ok()) << result.error.message();
     EXPECT_EQ(result.records, 2u);
     ASSERT_TRUE(result.checkpoint.has_value());
     EXPECT_EQ(*result.checkpoint, (state::PartitionCheckpoint{7, 2'000, 2}));

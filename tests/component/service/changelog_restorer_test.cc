@@ -48,7 +48,7 @@ TEST_F(ChangelogRestorerTest, MalformedChangelogRecordsAreCountedAndSurvived) {
   const auto& p0 = results[0].partition == 0 ? results[0] : results[1];
   const auto& p1 = results[0].partition == 0 ? results[1] : results[0];
 
-  EXPECT_FALSE(p0.error.has_value()) << *p0.error;
+  EXPECT_TRUE(p0.error.ok()) << p0.error.message();
   EXPECT_EQ(p0.ticket, 7u);
   EXPECT_EQ(p0.records, 5u);
   EXPECT_EQ(p0.malformed, 3u) << "the bad card, the unknown key, the bad checkpoint";
@@ -58,7 +58,7 @@ TEST_F(ChangelogRestorerTest, MalformedChangelogRecordsAreCountedAndSurvived) {
   EXPECT_EQ(cardOf(0, good_ref), good);  // reading every card back must not throw
   EXPECT_EQ(cardOf(0, bad_ref), std::nullopt) << "the malformed card was dropped";
 
-  EXPECT_FALSE(p1.error.has_value());
+  EXPECT_TRUE(p1.error.ok());
   EXPECT_EQ(p1.ticket, 8u);
   EXPECT_FALSE(p1.checkpoint.has_value()) << "an empty changelog partition: a new partition";
   EXPECT_EQ(p1.records, 0u);
@@ -78,7 +78,7 @@ TEST_F(ChangelogRestorerTest, ResumesAfterTheLocalCheckpointAndAppliesWhatFollow
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_TRUE(result.error.ok()) << result.error.message();
   EXPECT_EQ(result.records, 3u) << "offsets 2, 3 and 4 only";
   EXPECT_EQ(result.malformed, 0u);
   ASSERT_TRUE(result.checkpoint.has_value());
@@ -99,7 +99,7 @@ TEST_F(ChangelogRestorerTest, WithoutALaterCheckpointRecordTheLocalOneStandsAtTh
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_TRUE(result.error.ok()) << result.error.message();
   EXPECT_EQ(result.records, 1u);
   ASSERT_TRUE(result.checkpoint.has_value());
   EXPECT_EQ(*result.checkpoint, (state::PartitionCheckpoint{10, 1'000, 2}));
@@ -129,7 +129,7 @@ TEST_F(ChangelogRestorerTest, ALocalCheckpointBeforeTheChangelogsStartRebuildsFr
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_TRUE(result.error.ok()) << result.error.message();
   EXPECT_GT(result.changelog_start, 1) << "the log's start did not move: nothing was tested";
   EXPECT_EQ(result.records, static_cast<uint64_t>(9 - result.changelog_start));
   EXPECT_EQ(result.malformed, static_cast<uint64_t>(7 - result.changelog_start)) << "fillers";
@@ -147,7 +147,7 @@ TEST_F(ChangelogRestorerTest, ALocalCheckpointAtTheChangelogsEndIsDoneWithoutRea
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_TRUE(result.error.ok()) << result.error.message();
   EXPECT_EQ(result.records, 0u);
   EXPECT_EQ(result.changelog_start, 2);
   EXPECT_EQ(result.checkpoint, (state::PartitionCheckpoint{7, 2'000, 2}));
@@ -202,7 +202,7 @@ TEST_F(ChangelogRestorerTest, ACheckpointRecordOutOfBoundsIsNotAdopted) {
   ASSERT_EQ(results.size(), 3u) << "restores did not complete within 30 s";
   for (const RestoreResult& result : results) {
     SCOPED_TRACE("partition " + std::to_string(result.partition));
-    EXPECT_FALSE(result.error.has_value()) << *result.error;
+    EXPECT_TRUE(result.error.ok()) << result.error.message();
     EXPECT_EQ(result.records, 4u);
     EXPECT_EQ(result.malformed, 1u) << "the rejected checkpoint is counted";
     EXPECT_EQ(result.checkpoint, std::nullopt)
@@ -223,7 +223,7 @@ TEST_F(ChangelogRestorerTest, AGoodCheckpointRecordAfterARejectedOneIsAdopted) {
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_FALSE(result.error.has_value()) << *result.error;
+  EXPECT_TRUE(result.error.ok()) << result.error.message();
   EXPECT_EQ(result.malformed, 1u);
   EXPECT_EQ(result.checkpoint, (state::PartitionCheckpoint{9, 3'000, 3}));
 }
@@ -278,8 +278,9 @@ TEST_F(ChangelogRestorerTest, ARestoreTheDiskCannotTakeIsReportedFailedWithoutAC
   auto restorer = started();
   restorer->enqueue({{0, 4}});
   const RestoreResult result = waitForResult(*restorer);
-  ASSERT_TRUE(result.error.has_value());
-  EXPECT_NE(result.error->find("restore of partition 0"), std::string::npos) << *result.error;
+  ASSERT_FALSE(result.error.ok());
+  EXPECT_NE(result.error.message().find("restore of partition 0"), std::string::npos)
+      << result.error.message();
   EXPECT_EQ(result.ticket, 4u);
   EXPECT_FALSE(result.checkpoint.has_value());
   EXPECT_FALSE((*db_).checkpoint(0).has_value()) << "no checkpoint without its cards";
@@ -298,8 +299,9 @@ TEST_F(ChangelogRestorerTest, AFileTheDiskCannotTakeMidReadEndsTheRestoreFailed)
   ASSERT_TRUE(restorer.start().ok());
   restorer.enqueue({{0, 4}});
   const RestoreResult result = waitForResult(restorer);
-  ASSERT_TRUE(result.error.has_value());
-  EXPECT_NE(result.error->find("restore of partition 0"), std::string::npos) << *result.error;
+  ASSERT_FALSE(result.error.ok());
+  EXPECT_NE(result.error.message().find("restore of partition 0"), std::string::npos)
+      << result.error.message();
   EXPECT_LT(result.records, static_cast<uint64_t>(kCards)) << "it read on past the failure";
   EXPECT_FALSE(result.checkpoint.has_value());
   restorer.stop();
@@ -315,8 +317,9 @@ TEST_F(ChangelogRestorerTest, AFetchTheClusterRefusesFailsTheRestore) {
   auto restorer = started();
   restorer->enqueue({{0, 3}});
   const RestoreResult result = waitForResult(*restorer);
-  ASSERT_TRUE(result.error.has_value()) << "restored " << result.records << " records";
-  EXPECT_NE(result.error->find("restore of partition 0"), std::string::npos) << *result.error;
+  ASSERT_FALSE(result.error.ok()) << "restored " << result.records << " records";
+  EXPECT_NE(result.error.message().find("restore of partition 0"), std::string::npos)
+      << result.error.message();
   EXPECT_EQ(result.ticket, 3u);
   EXPECT_FALSE(result.checkpoint.has_value());
 }
@@ -331,11 +334,11 @@ TEST_F(ChangelogRestorerTest, ChangelogOffsetsTheClusterRefusesFailTheRestore) {
   auto restorer = started();
   restorer->enqueue({{0, 1}});
   const RestoreResult result = waitForResult(*restorer);
-  EXPECT_TRUE(result.error.has_value()) << "restored " << result.records << " records, checkpoint "
-                                        << (result.checkpoint ? "set" : "none");
+  EXPECT_FALSE(result.error.ok()) << "restored " << result.records << " records, checkpoint "
+                                  << (result.checkpoint ? "set" : "none");
   EXPECT_FALSE(result.checkpoint.has_value());
-  EXPECT_NE(result.error.value_or("").find("changelog offsets"), std::string::npos)
-      << result.error.value_or("");
+  EXPECT_NE(result.error.message().find("changelog offsets"), std::string::npos)
+      << result.error.message();
 }
 
 }  // namespace

@@ -246,11 +246,11 @@ TEST_F(CommitCoordinatorTest, CheckpointWritesRunInTheBackgroundAndAFailedOneIsF
 // come again and the alert is sent again, with the same key and content.
 TEST_F(CommitCoordinatorTest, ImmediateAlertNotAcknowledgedAbortsTheCommitAndIsSentAgain) {
   MockCluster alert_cluster;
-  std::string error;
-  auto alerts = ImmediateAlertOutput::create(
+  auto created = ImmediateAlertOutput::create(
       {{"bootstrap.servers", alert_cluster.bootstrap()}, {"message.timeout.ms", "3000"}},
-      config_.alerts_topic, {}, error);
-  ASSERT_TRUE(alerts) << error;
+      config_.alerts_topic, {});
+  ASSERT_TRUE(created) << created.message();
+  std::unique_ptr<ImmediateAlertOutput> alerts = std::move(*created);
   context_->alerts = alerts.get();
   ImmediateAlertOutput* raw = alerts.get();
   output_->setCommitPrecondition([raw] { return raw->flushForCommit(10'000); });
@@ -279,10 +279,10 @@ TEST_F(CommitCoordinatorTest, ImmediateAlertProducerFailedForGoodMakesTheCommitF
   // transaction aborted and rewound, forever, while /healthz said 200. Now the commit is fatal
   // and the stream thread stops with status 1 (as when fenced).
   MockCluster alert_cluster;
-  std::string error;
-  auto alerts = ImmediateAlertOutput::create({{"bootstrap.servers", alert_cluster.bootstrap()}},
-                                             config_.alerts_topic, {}, error);
-  ASSERT_TRUE(alerts) << error;
+  auto created = ImmediateAlertOutput::create({{"bootstrap.servers", alert_cluster.bootstrap()}},
+                                              config_.alerts_topic, {});
+  ASSERT_TRUE(created) << created.message();
+  std::unique_ptr<ImmediateAlertOutput> alerts = std::move(*created);
   context_->alerts = alerts.get();
   ImmediateAlertOutput* raw = alerts.get();
   output_->setCommitPrecondition([raw] { return raw->flushForCommit(10'000); });

@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 int childReport(bool disable) {
   const pid_t pid = ::fork();
   if (pid == 0) {
-    if (disable && disableCoreDumps()) ::_exit(100);
+    if (disable && !disableCoreDumps().ok()) ::_exit(100);
     rlimit core{};
     ::getrlimit(RLIMIT_CORE, &core);
     const int dumpable = ::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 ? 1 : 0;

@@ -20,10 +20,10 @@ class ImmediateAlertOutputTest : public ::testing::Test {
  protected:
   ImmediateAlertOutputTest() {
     cluster_.createTopic("alerts", 2);
-    std::string error;
-    output_ = ImmediateAlertOutput::create(
-        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, "alerts", {}, error);
-    EXPECT_TRUE(output_) << error;
+    auto output = ImmediateAlertOutput::create(
+        {{"bootstrap.servers", cluster_.bootstrap()}, {"log_level", "2"}}, "alerts", {});
+    EXPECT_TRUE(output) << output.message();
+    if (output) output_ = std::move(*output);
   }
 
   void sendOne(int i) {

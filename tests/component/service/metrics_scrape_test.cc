@@ -51,7 +51,7 @@ TEST(ProcessMetrics, ScrapeOverHttpHasProcessFamiliesAndBuildInfo) {
   options.probe_port = 0;  // every listener a test starts takes any free port
   api::Router router(options, view, registry);
   api::HttpServer server(options, router);
-  ASSERT_EQ(server.start(), std::nullopt);
+  ASSERT_TRUE(server.start().ok());
 
   const auto answer =
       testing::httpGet("http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");

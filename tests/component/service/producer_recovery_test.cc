@@ -80,8 +80,8 @@ class ProducerRecoveryTest : public testing::MockClusterServiceTest {
   // A running processor that has committed the first cards.
   std::unique_ptr<RunningProcessor> runFirstCards() {
     auto running = startProcessor();
-    EXPECT_EQ(running->startError(), std::nullopt);
-    if (running->startError()) return nullptr;
+    EXPECT_TRUE(running->startError().ok()) << running->startError().message();
+    if (!running->startError().ok()) return nullptr;
     produceAlertingCards(0, 10);
     EXPECT_TRUE(
         running->waitFor([&] { return committedTransactions() >= 1 && allCommitted(); }, 30s))

@@ -116,7 +116,7 @@ TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicket) {
   RestoreResult failed;
   failed.partition = 0;
   failed.ticket = first;
-  failed.error = "restore of partition 0: broker went away";
+  failed.error = base::Status::failed("restore of partition 0: broker went away");
   restorer_.completed.push_back(std::move(failed));
   EXPECT_TRUE(tasks_.activateRestored().empty());
   EXPECT_NE(restorer_.lastTicket(0), first);

@@ -66,7 +66,7 @@ class ApiServerTest : public ::testing::Test {
     router_ = std::make_unique<Router>(options_, view_, registry_);
     server_ = std::make_unique<HttpServer>(options_, *router_);
     const auto problem = server_->start();
-    ASSERT_FALSE(problem.has_value()) << *problem;
+    ASSERT_TRUE(problem.ok()) << problem.message();
     port_ = server_->port();
     ASSERT_NE(port_, 0);
   }

@@ -217,14 +217,15 @@ TEST_F(ApiServerTest, StartReportsAPortInUse) {
   same.port = port_;
   HttpServer second(same, *router_);
   const auto problem = second.start();
-  ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("cannot bind"), std::string::npos) << *problem;
+  ASSERT_FALSE(problem.ok());
+  EXPECT_NE(problem.message().find("cannot bind"), std::string::npos) << problem.message();
   ApiOptions same_probe = options_;
   same_probe.probe_port = server_->probePort();
   HttpServer third(same_probe, *router_);
   const auto probe_problem = third.start();
-  ASSERT_TRUE(probe_problem.has_value());
-  EXPECT_NE(probe_problem->find("probe port: cannot bind"), std::string::npos) << *probe_problem;
+  ASSERT_FALSE(probe_problem.ok());
+  EXPECT_NE(probe_problem.message().find("probe port: cannot bind"), std::string::npos)
+      << probe_problem.message();
 }
 
 TEST_F(ApiServerTest, ProbeListenerServesOnlyTheProbes) {

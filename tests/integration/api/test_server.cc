@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
   prometheus::Registry peer_registry;
   fraud::api::Router peer_router(options, peer_view, peer_registry);
   fraud::api::HttpServer peer(options, peer_router);
-  if (auto problem = peer.start()) {
-    std::cerr << "peer server: " << *problem << "\n";
+  if (auto problem = peer.start(); !problem.ok()) {
+    std::cerr << "peer server: " << problem.message() << "\n";
     return 1;
   }
 
@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
   prometheus::Registry registry;
   fraud::api::Router router(options, view, registry);
   fraud::api::HttpServer server(options, router);
-  if (auto problem = server.start()) {
-    std::cerr << "server: " << *problem << "\n";
+  if (auto problem = server.start(); !problem.ok()) {
+    std::cerr << "server: " << problem.message() << "\n";
     return 1;
   }
   std::cout << "port=" << server.port() << "\npeer_port=" << peer.port() << std::endl;

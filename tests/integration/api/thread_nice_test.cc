@@ -87,7 +87,7 @@ class ThreadNiceTest : public ApiServerTest {
     router_ = std::make_unique<Router>(options_, recording_, registry_);
     server_ = std::make_unique<HttpServer>(options_, *router_);
     const auto problem = server_->start();
-    ASSERT_FALSE(problem.has_value()) << *problem;
+    ASSERT_TRUE(problem.ok()) << problem.message();
     port_ = server_->port();
   }
 

@@ -169,16 +169,16 @@ TEST_F(TlsTest, StartReportsUnreadableOrMismatchedFiles) {
   {
     HttpServer server(options_, *router_);
     const auto problem = server.start();
-    ASSERT_TRUE(problem.has_value());
-    EXPECT_NE(problem->find("missing.crt"), std::string::npos) << *problem;
+    ASSERT_FALSE(problem.ok());
+    EXPECT_NE(problem.message().find("missing.crt"), std::string::npos) << problem.message();
   }
   ASSERT_EQ(makeCertificate("other").exit_code, 0);
   options_.tls_cert_file = dir_.path() + "/other.crt";
   HttpServer server(options_, *router_);
   const auto problem = server.start();
-  ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("key"), std::string::npos) << *problem;
-  EXPECT_NE(problem->find("mismatch"), std::string::npos) << *problem;
+  ASSERT_FALSE(problem.ok());
+  EXPECT_NE(problem.message().find("key"), std::string::npos) << problem.message();
+  EXPECT_NE(problem.message().find("mismatch"), std::string::npos) << problem.message();
 }
 
 TEST_F(TlsTest, ConnectionsOverTheCapAreClosedWithoutAHandshake) {

@@ -121,7 +121,7 @@ TEST_F(OpenTransactionRestoreTest, ALocalCheckpointPastTheOpenTransactionWaitsFo
   fenceDeadOwner();
   const auto results = waitForResults(restorer, 30s);
   ASSERT_EQ(results.size(), 1u) << "the restore did not end once the transaction was fenced";
-  ASSERT_FALSE(results[0].error.has_value()) << *results[0].error;
+  ASSERT_TRUE(results[0].error.ok()) << results[0].error.message();
   ASSERT_TRUE(results[0].checkpoint.has_value());
   EXPECT_EQ(results[0].checkpoint->next_offset, 20) << "C's checkpoint, not A's";
   auto store = db_->cardStore(0);
@@ -141,7 +141,7 @@ TEST_F(OpenTransactionRestoreTest,
   fenceDeadOwner();
   const auto results = waitForResults(restorer, 30s);
   ASSERT_EQ(results.size(), 1u);
-  ASSERT_FALSE(results[0].error.has_value()) << *results[0].error;
+  ASSERT_TRUE(results[0].error.ok()) << results[0].error.message();
   ASSERT_TRUE(results[0].checkpoint.has_value());
   EXPECT_EQ(results[0].checkpoint->next_offset, 20);
   auto store = db_->cardStore(0);

@@ -40,7 +40,7 @@ class TransactionFenceTest : public ::testing::Test {
     return owner;
   }
 
-  [[nodiscard]] bool fence(int timeout_ms, FencePatience patience) {
+  [[nodiscard]] base::Status fence(int timeout_ms, FencePatience patience) {
     KafkaFencingCluster cluster(nullptr, {{"bootstrap.servers", brokers_}, {"log_level", "2"}},
                                 topic_ + "-group", topic_, timeout_ms, patience);
     return cluster.fence(victim_id_);
@@ -54,7 +54,8 @@ class TransactionFenceTest : public ::testing::Test {
 
 TEST_F(TransactionFenceTest, TheOpenTransactionIsAbortedAndItsOwnerFenced) {
   auto victim = openTransaction();
-  ASSERT_TRUE(fence(30'000, {}));
+  const base::Status fenced = fence(30'000, {});
+  ASSERT_TRUE(fenced.ok()) << fenced.message();
   const kafka::KafkaError commit = victim->tryCommit();
   ASSERT_TRUE(commit) << "the departed owner committed after the fence";
   EXPECT_TRUE(rd_kafka_error_is_fatal(commit.get())) << rd_kafka_error_string(commit.get());
@@ -65,7 +66,8 @@ TEST_F(TransactionFenceTest, TheOpenTransactionIsAbortedAndItsOwnerFenced) {
 // past the 400 ms given here; a second asks as soon as the first wait (100 ms) ends.
 TEST_F(TransactionFenceTest, ASecondProducerAsksAgainWhileTheAbortIsAnswered) {
   auto victim = openTransaction();
-  ASSERT_TRUE(fence(400, {.first_wait_ms = 100, .producers = 3}));
+  const base::Status fenced = fence(400, {.first_wait_ms = 100, .producers = 3});
+  ASSERT_TRUE(fenced.ok()) << fenced.message();
   EXPECT_TRUE(victim->tryCommit()) << "the departed owner committed after the fence";
 }
 

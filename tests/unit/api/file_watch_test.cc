@@ -84,27 +84,26 @@ TEST_F(FileWatchTest, ADeletedOrCreatedFileIsReported) {
 
 TEST_F(FileWatchTest, TokenFileLosesOneTrailingNewline) {
   write("token", "abc-DEF_0.9~+/==\n");
-  std::string problem;
-  EXPECT_EQ(readTokenFile(path("token"), problem), "abc-DEF_0.9~+/==");
+  EXPECT_EQ(readTokenFile(path("token")).valueOr(""), "abc-DEF_0.9~+/==");
   write("token", "abc");
-  EXPECT_EQ(readTokenFile(path("token"), problem), "abc");
+  EXPECT_EQ(readTokenFile(path("token")).valueOr(""), "abc");
 }
 
 TEST_F(FileWatchTest, BadTokenFilesAreRefusedWithoutQuotingTheToken) {
-  std::string problem;
-  EXPECT_FALSE(readTokenFile(path("missing"), problem));
-  EXPECT_NE(problem.find("cannot read"), std::string::npos) << problem;
+  const auto missing = readTokenFile(path("missing"));
+  EXPECT_FALSE(missing);
+  EXPECT_NE(missing.message().find("cannot read"), std::string::npos) << missing.message();
   for (const std::string& content :
        {std::string(), std::string("\n"), std::string("s3cret word\n"), std::string("s3cret\n\n"),
         std::string(4097, 'a'), std::string(100'000, 'a')}) {
     write("token", content);
-    problem.clear();
-    EXPECT_FALSE(readTokenFile(path("token"), problem)) << content.size();
-    EXPECT_NE(problem, "");
-    EXPECT_EQ(problem.find("s3cret"), std::string::npos) << problem;
+    const auto refused = readTokenFile(path("token"));
+    EXPECT_FALSE(refused) << content.size();
+    EXPECT_NE(refused.message(), "");
+    EXPECT_EQ(refused.message().find("s3cret"), std::string::npos) << refused.message();
   }
   write("token", std::string(4096, 'a') + "\n");
-  EXPECT_EQ(readTokenFile(path("token"), problem), std::string(4096, 'a'));
+  EXPECT_EQ(readTokenFile(path("token")).valueOr(""), std::string(4096, 'a'));
 }
 
 }  // namespace

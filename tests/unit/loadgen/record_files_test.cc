@@ -39,10 +39,9 @@ TEST_F(RecordFilesTest, PartitionFilesTheSingleFileAndTheirDirectoryAreOwnerOnly
   const std::string out = dir_ + "/tx";
   const std::string single = dir_ + "/all.jsonl";
   RecordFiles files;
-  std::string error;
-  ASSERT_TRUE(files.open(out, single, 3, error)) << error;
-  ASSERT_TRUE(files.append(1, R"({"card":"0012345678901234"})", error)) << error;
-  ASSERT_TRUE(files.close(error)) << error;
+  ASSERT_TRUE(files.open(out, single, 3).ok());
+  ASSERT_TRUE(files.append(1, R"({"card":"0012345678901234"})").ok());
+  ASSERT_TRUE(files.close().ok());
   EXPECT_EQ(modeOf(out), 0700u);
   for (int p = 0; p < 3; ++p) {
     EXPECT_EQ(modeOf(out + "/" + RecordFiles::partitionFileName(p)), 0600u) << p;
@@ -55,11 +54,10 @@ TEST_F(RecordFilesTest, AnExistingWorldReadableFileIsNarrowedBeforeItIsWritten) 
   std::ofstream(path) << "old\n";
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   BufferedFile file;
-  std::string error;
-  ASSERT_TRUE(file.open(path, error)) << error;
+  ASSERT_TRUE(file.open(path).ok());
   EXPECT_EQ(modeOf(path), 0600u);
-  ASSERT_TRUE(file.appendLine("new", error)) << error;
-  ASSERT_TRUE(file.close(error)) << error;
+  ASSERT_TRUE(file.appendLine("new").ok());
+  ASSERT_TRUE(file.close().ok());
   std::ifstream in(path);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
@@ -71,9 +69,8 @@ TEST_F(RecordFilesTest, AnExistingDirectoryKeepsItsMode) {
   ASSERT_TRUE(std::filesystem::create_directory(out));
   ASSERT_EQ(::chmod(out.c_str(), 0750), 0);
   RecordFiles files;
-  std::string error;
-  ASSERT_TRUE(files.open(out, "", 1, error)) << error;
-  ASSERT_TRUE(files.close(error)) << error;
+  ASSERT_TRUE(files.open(out, "", 1).ok());
+  ASSERT_TRUE(files.close().ok());
   EXPECT_EQ(modeOf(out), 0750u);
   EXPECT_EQ(modeOf(out + "/" + RecordFiles::partitionFileName(0)), 0600u);
 }
@@ -81,10 +78,9 @@ TEST_F(RecordFilesTest, AnExistingDirectoryKeepsItsMode) {
 TEST_F(RecordFilesTest, DevicesAreWrittenWithoutTouchingTheirMode) {
   const mode_t before = modeOf("/dev/null");
   BufferedFile file;
-  std::string error;
-  ASSERT_TRUE(file.open("/dev/null", error)) << error;
-  ASSERT_TRUE(file.appendLine("x", error)) << error;
-  ASSERT_TRUE(file.close(error)) << error;
+  ASSERT_TRUE(file.open("/dev/null").ok());
+  ASSERT_TRUE(file.appendLine("x").ok());
+  ASSERT_TRUE(file.close().ok());
   EXPECT_EQ(modeOf("/dev/null"), before);
 }
 

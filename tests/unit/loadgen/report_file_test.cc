@@ -35,13 +35,13 @@ class ReportFile : public ::testing::Test {
 TEST_F(ReportFile, AddsTheVerdictToARunReport) {
   const auto page = dir_ / "report.html";
   const auto verify = dir_ / "verify.json";
-  std::string error;
-  ASSERT_TRUE(writeReportFile(page.string(),
-                              renderReport(reportData(sampleRun(), {}, sampleTruth(), 0)), error))
-      << error;
+  const auto written =
+      writeReportFile(page.string(), renderReport(reportData(sampleRun(), {}, sampleTruth(), 0)));
+  ASSERT_TRUE(written.ok()) << written.message();
   EXPECT_NE(read(page).find("not verified"), std::string::npos);
   write(verify, sampleVerify("pass", {}).dump(2));
-  ASSERT_TRUE(addVerifyToReportFile(page.string(), verify.string(), error)) << error;
+  const auto added = addVerifyToReportFile(page.string(), verify.string());
+  ASSERT_TRUE(added.ok()) << added.message();
   const std::string html = read(page);
   EXPECT_NE(html.find("verify: PASS"), std::string::npos);
   EXPECT_GT(dataPoints(html, "chart-rate"), 0);  // the run is still there
@@ -52,8 +52,8 @@ TEST_F(ReportFile, StartsAReportWhenThereIsNone) {
   const auto page = dir_ / "new.html";
   const auto verify = dir_ / "verify.json";
   write(verify, sampleVerify("fail", {7}).dump());
-  std::string error;
-  ASSERT_TRUE(addVerifyToReportFile(page.string(), verify.string(), error)) << error;
+  const auto added = addVerifyToReportFile(page.string(), verify.string());
+  ASSERT_TRUE(added.ok()) << added.message();
   EXPECT_NE(read(page).find("verify: FAIL"), std::string::npos);
 }
 
@@ -62,9 +62,9 @@ TEST_F(ReportFile, NeverOverwritesAnotherFile) {
   const auto verify = dir_ / "verify.json";
   write(page, "<p>my notes</p>");
   write(verify, sampleVerify("pass", {}).dump());
-  std::string error;
-  EXPECT_FALSE(addVerifyToReportFile(page.string(), verify.string(), error));
-  EXPECT_NE(error.find("is not a fraud-loadgen report"), std::string::npos);
+  const auto added = addVerifyToReportFile(page.string(), verify.string());
+  EXPECT_FALSE(added.ok());
+  EXPECT_NE(added.message().find("is not a fraud-loadgen report"), std::string::npos);
   EXPECT_EQ(read(page), "<p>my notes</p>");
 }
 
@@ -72,13 +72,13 @@ TEST_F(ReportFile, RefusesAVerifyFileThatIsNotJson) {
   const auto page = dir_ / "report.html";
   const auto verify = dir_ / "verify.json";
   write(verify, "fraud-loadgen verify: cannot connect");
-  std::string error;
-  EXPECT_FALSE(addVerifyToReportFile(page.string(), verify.string(), error));
-  EXPECT_NE(error.find("is not JSON"), std::string::npos);
+  const auto not_json = addVerifyToReportFile(page.string(), verify.string());
+  EXPECT_FALSE(not_json.ok());
+  EXPECT_NE(not_json.message().find("is not JSON"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(page));
-  error.clear();
-  EXPECT_FALSE(addVerifyToReportFile(page.string(), (dir_ / "absent.json").string(), error));
-  EXPECT_NE(error.find("no such file"), std::string::npos);
+  const auto absent = addVerifyToReportFile(page.string(), (dir_ / "absent.json").string());
+  EXPECT_FALSE(absent.ok());
+  EXPECT_NE(absent.message().find("no such file"), std::string::npos);
 }
 
 }  // namespace

@@ -122,8 +122,7 @@ TEST(ReportPage, ShowsTheVerdictRecallAndParameters) {
 
 TEST(ReportPage, MarksMissedScenarios) {
   auto data = reportData(sampleRun(), sampleParameters(), sampleTruth(), 0);
-  std::string error;
-  ASSERT_TRUE(addVerifyResult(data, sampleVerify("fail", {9}), 0, error)) << error;
+  ASSERT_TRUE(addVerifyResult(data, sampleVerify("fail", {9}), 0).ok());
   const std::string html = renderReport(data);
   EXPECT_NE(html.find("id=\"verdict\">verify: FAIL<"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"bad\">missed</td>"), std::string::npos);
@@ -145,36 +144,33 @@ TEST(ReportPage, EscapesEveryTextFromTheRun) {
 TEST(ReportPage, EmbedsItsDataForUpdates) {
   const auto data = reportData(sampleRun(), sampleParameters(), sampleTruth(), 0);
   const std::string html = renderReport(data);
-  std::string error;
-  const auto back = reportDataOf(html, error);
-  ASSERT_TRUE(back) << error;
+  const auto back = reportDataOf(html);
+  ASSERT_TRUE(back) << back.message();
   EXPECT_EQ(*back, data);
   EXPECT_EQ((*back)["parameters"][1][1], kHostile);
 }
 
 TEST(ReportPage, RefusesWhatItDidNotDraw) {
-  std::string error;
-  EXPECT_FALSE(reportDataOf("<html><body>hello</body></html>", error));
-  EXPECT_NE(error.find("no fraud-loadgen report data"), std::string::npos);
-  error.clear();
-  EXPECT_FALSE(reportDataOf(R"(<script type="application/json" id="report-data">{"a":1})", error));
-  EXPECT_NE(error.find("not closed"), std::string::npos);
-  error.clear();
-  EXPECT_FALSE(
-      reportDataOf(R"(<script type="application/json" id="report-data">{]</script>)", error));
-  EXPECT_NE(error.find("not a JSON object"), std::string::npos);
-  error.clear();
-  EXPECT_FALSE(reportDataOf(
-      R"(<script type="application/json" id="report-data">{"format":"other/1"}</script>)", error));
-  EXPECT_NE(error.find("format"), std::string::npos);
+  const auto none = reportDataOf("<html><body>hello</body></html>");
+  EXPECT_FALSE(none);
+  EXPECT_NE(none.message().find("no fraud-loadgen report data"), std::string::npos);
+  const auto open = reportDataOf(R"(<script type="application/json" id="report-data">{"a":1})");
+  EXPECT_FALSE(open);
+  EXPECT_NE(open.message().find("not closed"), std::string::npos);
+  const auto bad = reportDataOf(R"(<script type="application/json" id="report-data">{]</script>)");
+  EXPECT_FALSE(bad);
+  EXPECT_NE(bad.message().find("not a JSON object"), std::string::npos);
+  const auto other = reportDataOf(
+      R"(<script type="application/json" id="report-data">{"format":"other/1"}</script>)");
+  EXPECT_FALSE(other);
+  EXPECT_NE(other.message().find("format"), std::string::npos);
 }
 
 TEST(ReportPage, RefusesAVerifyResultWithoutVerdict) {
   auto data = emptyReportData(0);
-  std::string error;
-  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse(R"({"records": 5})"), 0, error));
-  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse(R"({"verdict": "maybe"})"), 0, error));
-  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse("[1]"), 0, error));
+  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse(R"({"records": 5})"), 0).ok());
+  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse(R"({"verdict": "maybe"})"), 0).ok());
+  EXPECT_FALSE(addVerifyResult(data, ordered_json::parse("[1]"), 0).ok());
   EXPECT_FALSE(data.contains("verify"));
 }
 
@@ -201,8 +197,7 @@ TEST(ReportPage, DrawsDataOfTheWrongShapeWithoutFailing) {
 
 TEST(ReportPage, ReportWithoutARunSaysSo) {
   auto data = emptyReportData(0);
-  std::string error;
-  ASSERT_TRUE(addVerifyResult(data, sampleVerify("pass", {}), 0, error));
+  ASSERT_TRUE(addVerifyResult(data, sampleVerify("pass", {}), 0).ok());
   const std::string html = renderReport(data);
   EXPECT_EQ(wellFormedProblem(html), "");
   EXPECT_NE(html.find("No load-test run is recorded"), std::string::npos);

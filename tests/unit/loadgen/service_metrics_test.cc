@@ -32,9 +32,8 @@ fraud_records_total_other{outcome="late_dropped"} 999
 )";
 
 TEST(ServiceMetrics, ReadsTheRecordsByOutcome) {
-  std::string error;
-  const auto counts = recordCountsIn(kMetrics, error);
-  ASSERT_TRUE(counts) << error;
+  const auto counts = recordCountsIn(kMetrics);
+  ASSERT_TRUE(counts) << counts.message();
   EXPECT_EQ(counts->accepted, 19'500);
   EXPECT_EQ(counts->late_dropped, 400);
   EXPECT_EQ(counts->duplicate, 40);
@@ -47,29 +46,28 @@ TEST(ServiceMetrics, ReadsTheRecordsByOutcome) {
 }
 
 TEST(ServiceMetrics, AServiceThatCountedNothingYetReadsZeroAndAnotherEndpointIsRefused) {
-  std::string error;
-  const auto fresh = recordCountsIn("# TYPE fraud_state_bytes gauge\nfraud_state_bytes 0\n", error);
-  ASSERT_TRUE(fresh) << error;
+  const auto fresh = recordCountsIn("# TYPE fraud_state_bytes gauge\nfraud_state_bytes 0\n");
+  ASSERT_TRUE(fresh) << fresh.message();
   EXPECT_EQ(fresh->total(), 0);
-  EXPECT_FALSE(recordCountsIn("# TYPE go_goroutines gauge\ngo_goroutines 7\n", error));
-  EXPECT_NE(error.find("not the /metrics of fraud-detector"), std::string::npos);
+  const auto other = recordCountsIn("# TYPE go_goroutines gauge\ngo_goroutines 7\n");
+  EXPECT_FALSE(other);
+  EXPECT_NE(other.message().find("not the /metrics of fraud-detector"), std::string::npos);
 }
 
 TEST(ServiceMetrics, TakesPlainHttpUrlsOnly) {
-  std::string error;
-  const auto url = parseHttpUrl("http://127.0.0.1:9464", error);
-  ASSERT_TRUE(url) << error;
+  const auto url = parseHttpUrl("http://127.0.0.1:9464");
+  ASSERT_TRUE(url) << url.message();
   EXPECT_EQ(url->host, "127.0.0.1");
   EXPECT_EQ(url->port, "9464");
   EXPECT_EQ(url->path, "/metrics");
-  const auto v6 = parseHttpUrl("http://[::1]:8080/x/metrics", error);
-  ASSERT_TRUE(v6) << error;
+  const auto v6 = parseHttpUrl("http://[::1]:8080/x/metrics");
+  ASSERT_TRUE(v6) << v6.message();
   EXPECT_EQ(v6->host, "::1");
   EXPECT_EQ(v6->path, "/x/metrics");
-  EXPECT_EQ(parseHttpUrl("http://svc/metrics", error)->port, "80");
+  EXPECT_EQ(parseHttpUrl("http://svc/metrics")->port, "80");
   for (const char* bad : {"https://svc:1/metrics", "svc:1", "http://:1/", "http://svc:0/",
                           "http://svc:99999/", "http://user:pw@svc:1/", "http://svc:x/"}) {
-    EXPECT_FALSE(parseHttpUrl(bad, error)) << bad;
+    EXPECT_FALSE(parseHttpUrl(bad)) << bad;
   }
 }
 
@@ -156,12 +154,11 @@ std::string metricsAnswer(int accepted, int late_dropped, int duplicate, int rej
 }
 
 TEST(ServiceTally, CountsTheRunsRecordsOnceTheServiceHasThemAll) {
-  std::string error;
   // Before the run; then the service has counted 40 of the run's 60 records; then all of them.
   Answers service({metricsAnswer(1000, 10, 0, 5), metricsAnswer(1030, 15, 0, 5),
                    metricsAnswer(1040, 20, 5, 10)});
   ServiceTally tally({service.url()});
-  ASSERT_TRUE(tally.start(error)) << error;
+  ASSERT_TRUE(tally.start().ok());
   tally.finish(60, 30);
   const auto summary = tally.summary();
   EXPECT_EQ(summary["instances"], 1);
@@ -172,11 +169,10 @@ TEST(ServiceTally, CountsTheRunsRecordsOnceTheServiceHasThemAll) {
 }
 
 TEST(ServiceTally, SaysWhenTheServiceHadNotCountedEverythingOrCouldNotBeRead) {
-  std::string error;
   {
     Answers service({metricsAnswer(0, 0, 0, 0), metricsAnswer(10, 1, 0, 0)});
     ServiceTally tally({service.url()});
-    ASSERT_TRUE(tally.start(error)) << error;
+    ASSERT_TRUE(tally.start().ok());
     tally.finish(100, 0);  // no wait: one read
     EXPECT_EQ(tally.summary()["counted_all"], false);
     EXPECT_EQ(tally.summary()["records"], 11);
@@ -184,7 +180,7 @@ TEST(ServiceTally, SaysWhenTheServiceHadNotCountedEverythingOrCouldNotBeRead) {
   {
     Answers service(std::vector<std::string>{metricsAnswer(0, 0, 0, 0)});
     ServiceTally tally({service.url()});
-    ASSERT_TRUE(tally.start(error)) << error;
+    ASSERT_TRUE(tally.start().ok());
     tally.finish(100, 0);
     const auto summary = tally.summary();
     ASSERT_TRUE(summary.is_string());
@@ -194,14 +190,14 @@ TEST(ServiceTally, SaysWhenTheServiceHadNotCountedEverythingOrCouldNotBeRead) {
 
 TEST(ServiceMetrics, ScrapesAndSumsEveryInstance) {
   const std::string body(kMetrics);
-  std::string error;
   std::optional<ServiceRecordCounts> counts;
   {
     Answers a("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n" + body);
     Answers b("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
               "\r\nConnection: close\r\n\r\n" + body);
-    counts = scrapeRecordCounts({a.url(), b.url()}, error);
-    ASSERT_TRUE(counts) << error;
+    const auto scraped = scrapeRecordCounts({a.url(), b.url()});
+    ASSERT_TRUE(scraped) << scraped.message();
+    counts = *scraped;
     EXPECT_EQ(a.firstRequest().rfind("GET /metrics HTTP/1.0\r\n", 0), 0u) << a.firstRequest();
   }
   EXPECT_EQ(counts->late_dropped, 800);
@@ -209,21 +205,20 @@ TEST(ServiceMetrics, ScrapesAndSumsEveryInstance) {
 }
 
 TEST(ServiceMetrics, NamesTheInstanceThatCouldNotBeRead) {
-  std::string error;
   {
     Answers refused("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n");
-    EXPECT_FALSE(scrapeRecordCounts({refused.url()}, error));
+    const auto error = scrapeRecordCounts({refused.url()}).message();
     EXPECT_NE(error.find(refused.url() + ": answered HTTP/1.1 503"), std::string::npos) << error;
   }
   {
     Answers chunked("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
-    EXPECT_FALSE(scrapeRecordCounts({chunked.url()}, error));
+    const auto error = scrapeRecordCounts({chunked.url()}).message();
     EXPECT_NE(error.find("transfer encoding"), std::string::npos) << error;
   }
   // Nothing listens there any more.
   std::string closed_url;
   { closed_url = Answers("HTTP/1.0 200 OK\r\n\r\nfraud_x 1\n").url(); }
-  EXPECT_FALSE(scrapeRecordCounts({closed_url}, error));
+  const auto error = scrapeRecordCounts({closed_url}).message();
   EXPECT_NE(error.find("cannot connect"), std::string::npos) << error;
 }
 

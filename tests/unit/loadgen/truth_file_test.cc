@@ -25,9 +25,8 @@ TEST_F(TruthFileTest, LinesReadBackAsWritten) {
     std::ofstream out(path_);
     out << truthLine(a) << "\n\n" << truthLine(b) << "\n";
   }
-  std::string error;
-  const auto read = readTruthFile(path_, error);
-  ASSERT_TRUE(read.has_value()) << error;
+  const auto read = readTruthFile(path_);
+  ASSERT_TRUE(read.ok()) << read.message();
   ASSERT_EQ(read->size(), 2u);
   EXPECT_EQ((*read)[0].scenario, 7u);
   EXPECT_EQ((*read)[0].card_ref, a.card_ref);
@@ -42,15 +41,15 @@ TEST_F(TruthFileTest, ABadLineIsAnErrorNamingIt) {
     std::ofstream out(path_);
     out << truthLine(TruthScenario{}) << "\n{\"scenario\":1}\n";
   }
-  std::string error;
-  EXPECT_FALSE(readTruthFile(path_, error).has_value());
-  EXPECT_NE(error.find(":2:"), std::string::npos) << error;
+  const auto read = readTruthFile(path_);
+  EXPECT_FALSE(read.ok());
+  EXPECT_NE(read.message().find(":2:"), std::string::npos) << read.message();
 }
 
 TEST_F(TruthFileTest, AMissingFileIsAnError) {
-  std::string error;
-  EXPECT_FALSE(readTruthFile(path_ + ".absent", error).has_value());
-  EXPECT_NE(error.find("absent"), std::string::npos);
+  const auto read = readTruthFile(path_ + ".absent");
+  EXPECT_FALSE(read.ok());
+  EXPECT_NE(read.message().find("absent"), std::string::npos);
 }
 
 TEST(TruthRecall, WindowBoundsAreInclusive) {

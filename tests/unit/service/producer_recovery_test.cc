@@ -17,9 +17,9 @@ class ProducerRecoveryBound : public ::testing::Test {
   prometheus::Counter& counter_ =
       prometheus::BuildCounter().Name("recoveries_total").Register(registry_).Add({});
   int replaced_ = 0;
-  std::optional<std::string> replace_error_;
+  base::Status replace_error_;
   const Clock::time_point start_ = Clock::time_point{} + 24h;
-  ProducerRecovery recovery_{[this]() -> std::optional<std::string> {
+  ProducerRecovery recovery_{[this]() -> base::Status {
                                ++replaced_;
                                return replace_error_;
                              },
@@ -47,7 +47,7 @@ TEST_F(ProducerRecoveryBound, RecoveriesOlderThanTheWindowNoLongerCount) {
 }
 
 TEST_F(ProducerRecoveryBound, AProducerThatCannotBeReplacedEndsTheRecoveryUncounted) {
-  replace_error_ = "init transactions: timed out";
+  replace_error_ = base::Status::failed("init transactions: timed out");
   EXPECT_FALSE(recovery_.recover("INVALID_TXN_STATE", start_));
   EXPECT_EQ(replaced_, 1);
   EXPECT_EQ(counter_.Value(), 0);

@@ -146,7 +146,7 @@ TEST_F(StandbyReplicasTest, BusyRoundsAreNotCountedAndFailedOnesAreCountedAndRet
   RestoreResult busy = done(1, restorer.lastTicket(1), 0, 0);
   busy.busy = true;
   RestoreResult failed = done(2, restorer.lastTicket(2), 0, 0);
-  failed.error = "changelog offsets: timed out";
+  failed.error = base::Status::failed("changelog offsets: timed out");
   RestoreResult stale = done(1, 999, 0, 0);  // a ticket this copy never had
   stale.malformed = 5;
   restorer.completed.push_back(std::move(busy));

@@ -109,9 +109,9 @@ class StreamThreadTest : public ::testing::Test {
         query_(config_, hasher_, local_),
         rebalances_(consumer_, tasks_, commits_, query_, metrics_),
         recovery_(
-            [this]() -> std::optional<std::string> {
+            [this]() -> base::Status {
               ++producers_replaced_;
-              return std::nullopt;
+              return {};
             },
             nullptr, clock_),
         thread_(config_, StreamThread::Clients{&consumer_, &producer_, nullptr}, tasks_, commits_,

@@ -42,20 +42,19 @@ class ScriptedCluster final : public FencingCluster {
   ScriptedCluster(std::map<int32_t, std::string> committers, std::deque<Members> memberships)
       : committers_(std::move(committers)), memberships_(std::move(memberships)) {}
 
-  std::optional<std::map<int32_t, std::string>> committers(const std::vector<int32_t>&,
-                                                           std::string&) override {
+  base::Result<std::map<int32_t, std::string>> committers(const std::vector<int32_t>&) override {
     return committers_;
   }
-  std::optional<Members> members(std::string&) override {
+  base::Result<Members> members() override {
     std::lock_guard lock(mu_);
     Members next = memberships_.front();
     if (memberships_.size() > 1) memberships_.pop_front();
     return next;
   }
-  bool fence(const std::string& transactional_id) override {
+  base::Status fence(const std::string& transactional_id) override {
     std::lock_guard lock(mu_);
     fenced_.push_back(transactional_id);
-    return true;
+    return {};
   }
   std::vector<std::string> fenced() {
     std::lock_guard lock(mu_);
