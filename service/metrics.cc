@@ -248,8 +248,28 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry)
                      .Help("Always 1; the labels name what runs: version, the librdkafka and "
                            "rocksdb libraries' versions and, when the build was given one, the "
                            "source revision")
-                     .Register(registry)) {
+                     .Register(registry)),
+      broken_invariants(BuildCounter()
+                            .Name("fraud_broken_invariants_total")
+                            .Help("Broken invariants the service met and went on past: each is a "
+                                  "bug to report (the log holds a line 'bug: ...' for it)")
+                            .Register(registry)) {
   build_info.Add(buildLabels()).Set(1);
+  for (size_t i = 0; i < base::kInvariantCount; ++i) {
+    broken_invariants.Add(
+        {{"invariant", std::string(base::invariantName(static_cast<base::Invariant>(i)))}});
+  }
+}
+
+void ServiceMetrics::refreshBrokenInvariants() {
+  for (size_t i = 0; i < base::kInvariantCount; ++i) {
+    const auto invariant = static_cast<base::Invariant>(i);
+    const uint64_t count = base::brokenInvariantCount(invariant);
+    if (count == invariants_seen_[i]) continue;
+    broken_invariants.Add({{"invariant", std::string(base::invariantName(invariant))}})
+        .Increment(static_cast<double>(count - invariants_seen_[i]));
+    invariants_seen_[i] = count;
+  }
 }
 
 IntervalMetrics::IntervalMetrics()

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "detectors/base/broken_invariant.h"
 #include "detectors/outcome_counts.h"
 #include "detectors/record_codec.h"
 
@@ -204,6 +205,16 @@ class ServiceMetrics : public RecordMetrics,
   // fraud_detector_build_info{version, librdkafka, rocksdb, revision} 1: what runs (the
   // libraries' versions as loaded), for joins in PromQL.
   prometheus::Family<prometheus::Gauge>& build_info;
+  // fraud_broken_invariants_total{invariant}: bugs the code met and went on past (a release
+  // build; a debug build stops at the first), a series per base::Invariant, at 0 from the start.
+  prometheus::Family<prometheus::Counter>& broken_invariants;
+
+  // Adds to broken_invariants what base counted since the last call. One caller thread (the
+  // ingest thread's metrics refresh).
+  void refreshBrokenInvariants();
+
+ private:
+  std::array<uint64_t, base::kInvariantCount> invariants_seen_{};
 };
 
 }  // namespace fraud::service

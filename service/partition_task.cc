@@ -8,6 +8,7 @@
 #include <string>
 
 #include "detectors/alert.h"
+#include "detectors/base/broken_invariant.h"
 #include "detectors/record_headers.h"
 #include "service/changelog_format.h"
 #include "service/dead_letter.h"
@@ -20,13 +21,11 @@ namespace {
 // every one of them).
 constexpr int64_t kMisroutedLogEveryMs = 60'000;
 
-std::atomic<uint64_t> illegal_transitions{0};
-
 // A broken invariant of the commit phase (as the transactional output's lifecycle reports its
 // own): fails fast in debug builds; logged and counted in release, where the step is made all
 // the same (what commits is still decided by the broker, and an abort rewinds every task).
 void bug(std::string_view what) {
-  illegal_transitions.fetch_add(1);
+  base::countBrokenInvariant(base::Invariant::kTaskCommitPhase);
   spdlog::critical("partition task: bug: {}", what);
   assert(false && "partition task: illegal commit phase step");
 }
@@ -67,8 +66,6 @@ std::string_view PartitionTask::phaseName(Phase phase) {
   }
   return "unknown";
 }
-
-uint64_t PartitionTask::illegalTransitions() { return illegal_transitions.load(); }
 
 void PartitionTask::moveTo(Phase next) {
   const Phase from = phase_.load();

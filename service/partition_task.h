@@ -121,8 +121,8 @@ class PartitionTask {
   };
   [[nodiscard]] static bool isTransitionValid(Phase from, Phase to);
   [[nodiscard]] static std::string_view phaseName(Phase phase);
-  // Illegal steps met by every task of this process (each is a bug, fatal in a debug build).
-  [[nodiscard]] static uint64_t illegalTransitions();
+  // An illegal step is a bug: fatal in a debug build, counted in release as
+  // base::Invariant::kTaskCommitPhase.
 
   // Starts kRestoring.
   PartitionTask(int32_t partition, const TaskContext& context, uint64_t restore_ticket);

@@ -300,6 +300,7 @@ void StreamThread::refreshGauges() {
   if (const uint64_t malformed = tasks_.takeMalformedChangelogRecords(); malformed > 0) {
     metrics_.changelog_malformed.Increment(static_cast<double>(malformed));
   }
+  metrics_.refreshBrokenInvariants();
 }
 
 void StreamThread::refreshStandbyGauges() {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "detectors/base/broken_invariant.h"
 #include "service/kafka/producer.h"
 #include "service/transaction_calls.h"
 
@@ -21,8 +22,9 @@ constexpr auto kQueueFullPatience = std::chrono::seconds(10);
 std::string errorText(const rd_kafka_error_t* error) { return rd_kafka_error_string(error); }
 
 // A broken invariant of the lifecycle: fails fast in debug builds; logged in release, where the
-// service goes on (the transaction's outcome is still decided by the broker).
+// service goes on (the transaction's outcome is still decided by the broker), and counted.
 void bug(std::string_view what) {
+  base::countBrokenInvariant(base::Invariant::kOutputLifecycle);
   spdlog::critical("transactional output: bug: {}", what);
   assert(false && "transactional output: illegal lifecycle step");
 }

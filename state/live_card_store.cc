@@ -1,13 +1,8 @@
 #include "state/live_card_store.h"
 
-#include <atomic>
+#include "detectors/base/broken_invariant.h"
 
 namespace fraud::state {
-namespace {
-
-std::atomic<uint64_t> unchecked_close_failures{0};
-
-}  // namespace
 
 LiveCardStore::LiveCardStore(std::unique_ptr<PartitionStorage> storage, CacheBudget& budget,
                              int32_t partition)
@@ -19,10 +14,8 @@ LiveCardStore::~LiveCardStore() {
   if (closed_) return;
   // The owner did not close it: nobody hears of a failed final write but this count (the
   // partition's next owner restores from the changelog all the same).
-  if (!close().ok()) unchecked_close_failures.fetch_add(1);
+  if (!close().ok()) base::countBrokenInvariant(base::Invariant::kCardStoreUnclosed);
 }
-
-uint64_t LiveCardStore::uncheckedCloseFailures() { return unchecked_close_failures.load(); }
 
 const std::vector<CardChange>& LiveCardStore::takeCommitChanges() {
   const uint64_t seq = log_.beginTransaction(cardCount(), changedCount());

@@ -39,7 +39,7 @@ class LiveCardStore : public CardCache {
   // Warms the cache from `storage` (which holds `partition`'s committed cards).
   LiveCardStore(std::unique_ptr<PartitionStorage> storage, CacheBudget& budget, int32_t partition);
   // close(), unless the owner did: a final write that fails here has no one to tell, so it is
-  // counted (uncheckedCloseFailures()).
+  // counted as a broken invariant (base::Invariant::kCardStoreUnclosed).
   ~LiveCardStore() override;
 
   // The cards changed since the last call, encoded (nothing for an erased card), staged as the
@@ -72,9 +72,6 @@ class LiveCardStore : public CardCache {
   // write's error: the storage then lacks committed state (the changelog has it). Only the
   // destructor may follow; a second call returns ok and writes nothing.
   [[nodiscard]] base::Status close();
-
-  // Stores dropped without close() whose final write failed, in this process (any thread).
-  [[nodiscard]] static uint64_t uncheckedCloseFailures();
 
  protected:
   [[nodiscard]] PartitionStorage& storage() const { return *storage_; }

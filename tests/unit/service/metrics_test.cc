@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace fraud::service {
 namespace {
@@ -78,7 +79,7 @@ TEST(ServiceMetrics, EveryFamilyIsDocumentedWithItsTypeAndLabels) {
   metrics.exposeMisrouted("transactions", 1);
   const auto documented = documentedFamilies();
   const auto families = registry.Collect();
-  EXPECT_EQ(families.size(), 32u);
+  EXPECT_EQ(families.size(), 33u);
   for (const auto& family : families) {
     const auto row = documented.find(family.name);
     if (row == documented.end()) {
@@ -150,6 +151,34 @@ TEST(ServiceMetrics, EveryInputPartitionsMisroutedSeriesIsExposedAtZero) {
   EXPECT_EQ(series, 3u);
   metrics.exposeMisrouted("transactions", 3);  // again: the same series, still 0
   EXPECT_EQ(metrics.misrouted.Add({{"topic", "transactions"}, {"partition", "2"}}).Value(), 0);
+}
+
+TEST(ServiceMetrics, BrokenInvariantsStartAtZeroAndGetWhatBaseCountedSinceTheLastRefresh) {
+  prometheus::Registry registry;
+  ServiceMetrics metrics(registry);
+  const auto value = [&](std::string_view name) {
+    return metrics.broken_invariants.Add({{"invariant", std::string(name)}}).Value();
+  };
+  size_t series = 0;
+  for (const auto& family : registry.Collect()) {
+    if (family.name != "fraud_broken_invariants_total") continue;
+    series = family.metric.size();
+  }
+  EXPECT_EQ(series, base::kInvariantCount);
+  EXPECT_EQ(value("output_lifecycle"), 0);
+
+  // Counts are process-wide (other tests may have met one): the metric starts from what base
+  // holds now, and then follows.
+  metrics.refreshBrokenInvariants();
+  const double phase = value("task_commit_phase");
+  const double output = value("output_lifecycle");
+  base::countBrokenInvariant(base::Invariant::kOutputLifecycle);
+  base::countBrokenInvariant(base::Invariant::kOutputLifecycle);
+  metrics.refreshBrokenInvariants();
+  EXPECT_EQ(value("output_lifecycle"), output + 2);
+  EXPECT_EQ(value("task_commit_phase"), phase);
+  metrics.refreshBrokenInvariants();  // nothing new: unchanged
+  EXPECT_EQ(value("output_lifecycle"), output + 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "detectors/base/broken_invariant.h"
 #include "service/partition_task.h"
 #include "tests/support/fake_sinks.h"
 #include "tests/support/service_fakes.h"
@@ -93,7 +94,7 @@ class PartitionTaskPhaseWalk : public PartitionTaskTest {
 };
 
 TEST_F(PartitionTaskPhaseWalk, ACommitWithRecordsDuringItGoesCleanDirtyPreparedDirty) {
-  const uint64_t illegal = PartitionTask::illegalTransitions();
+  const uint64_t illegal = base::brokenInvariantCount(base::Invariant::kTaskCommitPhase);
   EXPECT_EQ(task_.phase(), Phase::kClean);
   EXPECT_FALSE(prepare()) << "nothing processed: nothing to commit";
   feedOne();
@@ -115,7 +116,7 @@ TEST_F(PartitionTaskPhaseWalk, ACommitWithRecordsDuringItGoesCleanDirtyPreparedD
   EXPECT_TRUE(task_.markCommitted().committed.has_value());
   EXPECT_EQ(task_.phase(), Phase::kClean);
   EXPECT_EQ(task_.committed().next_offset, 2);
-  EXPECT_EQ(PartitionTask::illegalTransitions(), illegal);
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kTaskCommitPhase), illegal);
 }
 
 TEST_F(PartitionTaskPhaseWalk, AResultReachesOnlyAPreparedTask) {
@@ -128,7 +129,7 @@ TEST_F(PartitionTaskPhaseWalk, AResultReachesOnlyAPreparedTask) {
 }
 
 TEST_F(PartitionTaskPhaseWalk, ARewindFromEachActivePhaseIsClean) {
-  const uint64_t illegal = PartitionTask::illegalTransitions();
+  const uint64_t illegal = base::brokenInvariantCount(base::Invariant::kTaskCommitPhase);
   ASSERT_EQ(task_.rewind(), PartitionTask::Rewound::kDone);
   EXPECT_EQ(task_.phase(), Phase::kClean);
   feedOne();
@@ -140,7 +141,7 @@ TEST_F(PartitionTaskPhaseWalk, ARewindFromEachActivePhaseIsClean) {
   EXPECT_EQ(task_.phase(), Phase::kClean);
   EXPECT_FALSE(task_.inFlight().has_value()) << "the aborted commit is forgotten";
   EXPECT_FALSE(task_.markCommitted().committed.has_value());
-  EXPECT_EQ(PartitionTask::illegalTransitions(), illegal);
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kTaskCommitPhase), illegal);
 }
 
 TEST_F(PartitionTaskPhaseWalk, ARestartDuringACommitForgetsIt) {
@@ -160,14 +161,15 @@ TEST_F(PartitionTaskPhaseWalk, ASecondPrepareBeforeTheResultIsABug) {
   feedOne();
   ASSERT_TRUE(prepare());
   feedOne();
-  const uint64_t illegal = PartitionTask::illegalTransitions();
+  const uint64_t illegal = base::brokenInvariantCount(base::Invariant::kTaskCommitPhase);
   EXPECT_DEBUG_DEATH((void)prepare(), "illegal commit phase step");
 #ifdef NDEBUG
-  EXPECT_EQ(PartitionTask::illegalTransitions(), illegal + 1);
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kTaskCommitPhase), illegal + 1);
   EXPECT_EQ(task_.phase(), Phase::kPrepared);
   EXPECT_EQ(task_.inFlight()->next_offset, 2);
 #else
-  EXPECT_EQ(PartitionTask::illegalTransitions(), illegal) << "the step died in its child";
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kTaskCommitPhase), illegal)
+      << "the step died in its child";
 #endif
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "detectors/base/broken_invariant.h"
 #include "tests/support/memory_card_source.h"
 
 namespace fraud::state {
@@ -62,25 +63,25 @@ TEST_F(LiveCardStoreTest, CloseReportsAFinalWriteTheStorageRefused) {
   ASSERT_FALSE(closed.ok());
   EXPECT_EQ(closed.code(), base::StatusCode::kIoError);
   EXPECT_THAT(closed.message(), ::testing::HasSubstr("no space left"));
-  const uint64_t unchecked = LiveCardStore::uncheckedCloseFailures();
+  const uint64_t unchecked = base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed);
   store_.reset();
-  EXPECT_EQ(LiveCardStore::uncheckedCloseFailures(), unchecked)
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed), unchecked)
       << "closed already: its failure was reported to the caller, not counted again";
 }
 
 TEST_F(LiveCardStoreTest, ADroppedStoreWhoseFinalWriteFailsCountsIt) {
   commitCard(1);
   storage_->fail_writes = "injected: no space left on device";
-  const uint64_t unchecked = LiveCardStore::uncheckedCloseFailures();
+  const uint64_t unchecked = base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed);
   store_.reset();
-  EXPECT_EQ(LiveCardStore::uncheckedCloseFailures(), unchecked + 1);
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed), unchecked + 1);
 }
 
 TEST_F(LiveCardStoreTest, ADroppedStoreWhoseFinalWriteLandsCountsNothing) {
   commitCard(1);
-  const uint64_t unchecked = LiveCardStore::uncheckedCloseFailures();
+  const uint64_t unchecked = base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed);
   store_.reset();
-  EXPECT_EQ(LiveCardStore::uncheckedCloseFailures(), unchecked);
+  EXPECT_EQ(base::brokenInvariantCount(base::Invariant::kCardStoreUnclosed), unchecked);
 }
 
 TEST_F(LiveCardStoreTest, AHandOffReportsAnEarlierBackgroundWriteThatFailed) {
