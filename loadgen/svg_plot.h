@@ -1,7 +1,7 @@
 #pragma once
 
-// What the report's SVG charts share (svg_chart.cc, svg_histogram.cc): the geometry of a chart,
-// the texts of numbers and ticks, and the frame every chart draws. Internal to loadgen/.
+// What the report's SVG charts share (svg_chart.cc: line charts, histograms): the geometry of a
+// chart, the texts of numbers and ticks, and the frame every chart draws. Internal to loadgen/.
 
 #include <cstddef>
 #include <functional>

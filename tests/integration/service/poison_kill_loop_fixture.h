@@ -1,8 +1,8 @@
 #pragma once
 
 // The fixture of poison_kill_loop_test.cc: two `fraud-detector run` instances, the input in
-// slices with poison records, a SIGKILL after each slice (poison_kill_loop_fixture.cc), and the
-// checks of the alerts and dead-letter topics at the end (poison_kill_loop_checks.cc).
+// slices with poison records, a SIGKILL after each slice, and the checks of the alerts and
+// dead-letter topics at the end.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -133,31 +133,6 @@ TEST_F(RouterTest, ErrorAnswersNeverEchoTheCard) {
   EXPECT_EQ(by_path.body.find("4111"), std::string::npos);
 }
 
-TEST_F(RouterTest, AuditLogsEveryLookupWithRefAndOutcomeNeverTheCard) {
-  options_.peer_url_template = "http://{member}:8080";
-  const std::string ref = view_.cardRef(kCard).hex();
-  EXPECT_EQ(lookupCard(kCard).status, 404);
-  view_.putCard(kCard, sampleState());
-  EXPECT_EQ(lookupCard(kCard).status, 200);
-  EXPECT_EQ(get("/v1/cards/" + ref).status, 200);
-  view_.revokePartition(partitionOfCard());
-  view_.setOwner(partitionOfCard(), "peer-1");
-  EXPECT_EQ(lookupCard(kCard).status, 307);
-  EXPECT_EQ(lookup(R"({"card":"41 1"})").status, 400);
-
-  const std::string log = auditLog();
-  EXPECT_EQ(log.find(kCard), std::string::npos) << log;
-  EXPECT_EQ(log.find("41 1"), std::string::npos) << log;
-  const std::string prefix =
-      "card_lookup client=127.0.0.1:50000 route=/v1/cards/lookup card_ref=" + ref +
-      " partition=" + std::to_string(partitionOfCard());
-  EXPECT_NE(log.find(prefix + " outcome=not_found status=404"), std::string::npos) << log;
-  EXPECT_NE(log.find(prefix + " outcome=found status=200"), std::string::npos) << log;
-  EXPECT_NE(log.find(prefix + " outcome=redirected status=307"), std::string::npos) << log;
-  EXPECT_NE(log.find("route=/v1/cards/{card_ref} card_ref=" + ref), std::string::npos) << log;
-  EXPECT_NE(log.find("card_ref=- partition=- outcome=invalid status=400"), std::string::npos);
-}
-
 TEST_F(RouterTest, CardByRefAnswersFromAnyHeldPartition) {
   const std::string ref = view_.putCard(kCard, sampleState()).hex();
   const HttpResponse response = get("/v1/cards/" + ref);
