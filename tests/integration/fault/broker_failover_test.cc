@@ -12,7 +12,10 @@ class BrokerFailoverTest : public LiveServiceTest {
  protected:
   void SetUp() override {
     cluster_dir_ = fs::temp_directory_path() / TestKafka::uniqueName("fault-kafka");
-    const std::string port = std::to_string(49'000 + ::getpid() % 500 * 4);
+    // Ports checked free, below the kernel's ephemeral range (a fixed guess there collided with
+    // a client's own connection: "Address already in use").
+    const std::string port = freeKafkaBase(3);
+    ASSERT_FALSE(port.empty()) << "no free ports for a 3-broker cluster";
     const auto out = script({"start", "--brokers", "3", "--port", port});
     const auto at = out.find("bootstrap=");
     ASSERT_NE(at, std::string::npos) << out;
@@ -27,11 +30,19 @@ class BrokerFailoverTest : public LiveServiceTest {
     fs::remove_all(cluster_dir_);
   }
 
-  // Runs scripts/kafka with the cluster directory; returns its stdout.
-  std::string script(std::vector<std::string> args) {
-    std::string command = std::string(FRAUD_SOURCE_DIR) + "/scripts/kafka";
-    for (const auto& a : args) command += " '" + a + "'";
-    command += " --dir '" + cluster_dir_.string() + "' 2>&1";
+  // scripts/lib/ports.sh's free_kafka_base: a --port BASE with every broker's and controller's
+  // port free; empty when none was found.
+  static std::string freeKafkaBase(int brokers) {
+    const std::string command = "bash -c \". '" + std::string(FRAUD_SOURCE_DIR) +
+                                "/scripts/lib/ports.sh' && free_kafka_base " +
+                                std::to_string(brokers) + "\"";
+    std::string out = run(command);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out.find_first_not_of("0123456789") == std::string::npos ? out : std::string();
+  }
+
+  // Runs a shell command; returns its stdout.
+  static std::string run(const std::string& command) {
     std::string out;
     if (FILE* pipe = ::popen(command.c_str(), "r")) {
       char buf[4096];
@@ -40,6 +51,14 @@ class BrokerFailoverTest : public LiveServiceTest {
       ::pclose(pipe);
     }
     return out;
+  }
+
+  // Runs scripts/kafka with the cluster directory; returns its stdout.
+  std::string script(std::vector<std::string> args) {
+    std::string command = std::string(FRAUD_SOURCE_DIR) + "/scripts/kafka";
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " --dir '" + cluster_dir_.string() + "' 2>&1";
+    return run(command);
   }
 
   fs::path cluster_dir_;
