@@ -236,11 +236,8 @@ size_t ChangelogRestorer::assign(std::map<int32_t, RestoreJob>& jobs) {
   // later owner's, belong to the state. The restore reads read_committed and waits for it.
   for (auto [client, list] :
        {std::pair{consumer_.get(), earliest.get()}, std::pair{end_offsets_.get(), latest.get()}}) {
-    if (const auto err = rd_kafka_offsets_for_times(client, list, kWatermarkTimeoutMs)) {
-      for (auto& [p, job] : jobs) {
-        report(job.fail(
-            base::Status::failed(std::string("changelog offsets: ") + rd_kafka_err2str(err))));
-      }
+    if (const auto listed = kafka::listOffsets(client, list, kWatermarkTimeoutMs); !listed.ok()) {
+      for (auto& [p, job] : jobs) report(job.fail(listed.withPrefix("changelog offsets: ")));
       return 0;
     }
   }

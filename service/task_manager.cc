@@ -2,13 +2,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <bit>
 #include <exception>
 
 namespace fraud::service {
 
 TaskManager::TaskManager(const TaskContext& context, LocalState& state, InputControl& input,
-                         RestoreQueue& restorer)
-    : context_(context), state_(state), input_(input), restorer_(restorer) {}
+                         RestoreQueue& restorer, const Clock& clock)
+    : context_(context), state_(state), input_(input), restorer_(restorer), clock_(clock) {}
 
 TaskManager::~TaskManager() = default;
 
@@ -39,6 +41,7 @@ void TaskManager::restoreUnder(const std::vector<int32_t>& partitions) {
     const uint64_t ticket = next_ticket_++;
     t->restart(ticket);
     waiting_for_offset_.erase(p);
+    retry_due_.erase(p);
     tickets.emplace_back(p, ticket);
   }
   if (tickets.empty()) return;
@@ -64,26 +67,53 @@ void TaskManager::remove(const std::vector<int32_t>& partitions) {
   for (const int32_t p : partitions) {
     restorer_.cancel(p);
     waiting_for_offset_.erase(p);
+    restore_failures_.erase(p);
+    retry_due_.erase(p);
     tasks_.erase(p);
     if (context_.lateness != nullptr) context_.lateness->forget(p);
   }
 }
 
+void TaskManager::scheduleRetry(const RestoreResult& failed) {
+  const int failures = ++restore_failures_[failed.partition];
+  const auto wait = std::min<std::chrono::milliseconds>(
+      kFirstRestoreRetry * (int64_t{1} << std::min(failures - 1, 16)), kLastRestoreRetry);
+  retry_due_[failed.partition] = clock_.now() + wait;
+  if (std::has_single_bit(static_cast<unsigned>(failures))) {
+    spdlog::error("{}; retrying in {} ms ({} in a row)", failed.error.message(), wait.count(),
+                  failures == 1 ? std::string("the first failure")
+                                : std::to_string(failures) + " failures");
+  }
+}
+
+std::vector<int32_t> TaskManager::takeDueRetries() {
+  std::vector<int32_t> due;
+  const auto now = clock_.now();
+  for (auto it = retry_due_.begin(); it != retry_due_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    due.push_back(it->first);
+    it = retry_due_.erase(it);
+  }
+  return due;
+}
+
 std::vector<int32_t> TaskManager::activateRestored() {
-  std::vector<int32_t> retry;
   for (auto& result : restorer_.takeCompleted()) {
     malformed_changelog_ += result.malformed;
     PartitionTask* t = task(result.partition);
     // Stale: revoked, already active, or restored again since this restore began.
     if (t == nullptr || t->active() || t->restoreTicket() != result.ticket) continue;
     if (!result.error.ok()) {
-      spdlog::error("{}; retrying", result.error.message());
-      retry.push_back(result.partition);
+      scheduleRetry(result);
       continue;
     }
+    restore_failures_.erase(result.partition);
     waiting_for_offset_[result.partition] = std::move(result);
   }
-  if (!retry.empty()) restoreUnder(retry);
+  if (const auto due = takeDueRetries(); !due.empty()) restoreUnder(due);
 
   std::vector<int32_t> activated;
   if (waiting_for_offset_.empty()) return activated;

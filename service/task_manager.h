@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "detectors/base/mutex.h"
+#include "service/clock.h"
 #include "service/local_state.h"
 #include "service/partition_task.h"
 #include "service/restore_queue.h"
@@ -43,6 +45,11 @@ class InputControl {
 // activated once, from the newer restore (which the restorer runs alone: the older one is
 // abandoned, never reported; RestoreQueue::enqueue).
 //
+// A failed restore is retried after a wait that doubles from kFirstRestoreRetry up to
+// kLastRestoreRetry while it keeps failing (a broker gone, a changelog the cluster refuses), and
+// logged at its 1st, 2nd, 4th, 8th... failure in a row: a cluster that refuses for minutes costs
+// a request every few seconds and a line a minute, not a request and a line every loop.
+//
 // Thread-safety: the ingest thread (which also runs the rebalance callbacks) calls everything
 // but withTasks() and tryWithTasks(), which may be called from any thread. The map is guarded
 // by mu_: it changes only under the writer's lock, and every read (the ingest thread's too)
@@ -51,9 +58,12 @@ class TaskManager {
  public:
   using Tasks = std::map<int32_t, std::unique_ptr<PartitionTask>>;
 
+  static constexpr std::chrono::milliseconds kFirstRestoreRetry{100};
+  static constexpr std::chrono::milliseconds kLastRestoreRetry{5'000};
+
   // `state` gives the card stores a restore did not bring, and clears partitions to rebuild.
   TaskManager(const TaskContext& context, LocalState& state, InputControl& input,
-              RestoreQueue& restorer);
+              RestoreQueue& restorer, const Clock& clock = Clock::real());
   ~TaskManager();
   TaskManager(const TaskManager&) = delete;
   TaskManager& operator=(const TaskManager&) = delete;
@@ -125,6 +135,10 @@ class TaskManager {
 
  private:
   void restoreUnder(const std::vector<int32_t>& partitions);
+  // Schedules the partition's restore again after its failure: when, and whether to log it.
+  void scheduleRetry(const RestoreResult& failed);
+  // The partitions whose retry is due, taken off the schedule.
+  [[nodiscard]] std::vector<int32_t> takeDueRetries();
   [[nodiscard]] bool activate(PartitionTask& task, RestoreResult& result,
                               const state::PartitionCheckpoint& checkpoint);
 
@@ -132,12 +146,17 @@ class TaskManager {
   LocalState& state_;
   InputControl& input_;
   RestoreQueue& restorer_;
+  const Clock& clock_;
   StandbyReplicas* standbys_ = nullptr;
 
   mutable base::SharedMutex mu_;
   Tasks tasks_ FRAUD_GUARDED_BY(mu_);
   // The ingest thread's own, as the members below.
   std::map<int32_t, RestoreResult> waiting_for_offset_;
+  // Per partition, its restores failed in a row (until one succeeds), and when the next one is
+  // due while it waits for it.
+  std::map<int32_t, int> restore_failures_;
+  std::map<int32_t, Clock::TimePoint> retry_due_;
   uint64_t next_ticket_ = 1;
   uint64_t rewind_epoch_ = 0;
   uint64_t malformed_changelog_ = 0;

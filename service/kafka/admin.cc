@@ -4,6 +4,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -16,6 +18,16 @@ bool isUnreachable(rd_kafka_resp_err_t err) {
   return err == RD_KAFKA_RESP_ERR__TRANSPORT || err == RD_KAFKA_RESP_ERR__TIMED_OUT ||
          err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__RESOLVE ||
          err == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT;
+}
+
+// The partition's leader is another broker than the one asked, or none yet: a metadata refresh
+// tells which.
+bool isLeaderMoved(rd_kafka_resp_err_t err) {
+  return err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+         err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+         err == RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH ||
+         err == RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH ||
+         err == RD_KAFKA_RESP_ERR_REPLICA_NOT_AVAILABLE;
 }
 
 using Metadata = std::unique_ptr<const rd_kafka_metadata_t, decltype(&rd_kafka_metadata_destroy)>;
@@ -217,6 +229,40 @@ Result<std::vector<int64_t>> highWatermarks(rd_kafka_t* client, const std::strin
     ends.push_back(marks->high);
   }
   return ends;
+}
+
+Status listOffsets(rd_kafka_t* client, rd_kafka_topic_partition_list_t* partitions,
+                   int timeout_ms) {
+  std::vector<int64_t> asked;
+  std::set<std::string> topics;
+  for (int i = 0; i < partitions->cnt; ++i) {
+    asked.push_back(partitions->elems[i].offset);
+    topics.insert(partitions->elems[i].topic);
+  }
+  for (int lookup = 0;; ++lookup) {
+    auto err = rd_kafka_offsets_for_times(client, partitions, timeout_ms);
+    for (int i = 0; i < partitions->cnt && err == RD_KAFKA_RESP_ERR_NO_ERROR; ++i) {
+      err = partitions->elems[i].err;
+    }
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
+    if (!isLeaderMoved(err) || lookup == kLeaderLookups) {
+      return Status::failed(rd_kafka_err2str(err));
+    }
+    for (int i = 0; i < partitions->cnt; ++i) {
+      partitions->elems[i].offset = asked[static_cast<size_t>(i)];
+      partitions->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    }
+    // The answer to a request naming the topic updates the client's metadata cache, where the
+    // next ListOffsets looks its leaders up.
+    for (const std::string& name : topics) {
+      const TopicHandle topic(rd_kafka_topic_new(client, name.c_str(), nullptr));
+      const rd_kafka_metadata_t* raw = nullptr;
+      if (rd_kafka_metadata(client, 0, topic.get(), &raw, timeout_ms) ==
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+        rd_kafka_metadata_destroy(raw);
+      }
+    }
+  }
 }
 
 Result<std::vector<int64_t>> committedOffsets(rd_kafka_t* client, const std::string& topic,

@@ -68,6 +68,16 @@ struct Watermarks {
                                                           const std::string& topic,
                                                           int32_t partitions, int timeout_ms);
 
+// Each entry's offset asked of its partition's leader (ListOffsets): in, RD_KAFKA_OFFSET_BEGINNING,
+// RD_KAFKA_OFFSET_END or a timestamp; out, the offset. An error when any partition's is not had:
+// a caller must not read a failed entry as offset 0. A leader that moved (a broker went) is
+// looked up again and asked, up to kLeaderLookups times: librdkafka 2.0.2 does not learn it
+// from the old leader's refusal ("Not leader for partition") on a client that consumes none of
+// the partitions, and would ask the old one until its metadata aged out (15 minutes).
+inline constexpr int kLeaderLookups = 3;
+[[nodiscard]] Status listOffsets(rd_kafka_t* client, rd_kafka_topic_partition_list_t* partitions,
+                                 int timeout_ms);
+
 // The committed offsets of the consumer group `client` is configured with (group.id), -1 where
 // it has none. The client need not join the group.
 [[nodiscard]] Result<std::vector<int64_t>> committedOffsets(rd_kafka_t* client,

@@ -23,11 +23,12 @@ inline constexpr int16_t kApiEndTxn = 26;
 
 class MockCluster {
  public:
-  MockCluster() {
+  // `brokers` brokers, numbered from 1; a topic's partitions are led by broker 1 and later ones.
+  explicit MockCluster(int brokers = 1) : brokers_(brokers) {
     auto host = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, {{"log_level", "2"}});
     EXPECT_TRUE(host) << host.message();
     if (host) host_ = std::move(*host);
-    cluster_ = rd_kafka_mock_cluster_new(host_.get(), 1);
+    cluster_ = rd_kafka_mock_cluster_new(host_.get(), brokers);
   }
   ~MockCluster() {
     if (cluster_ != nullptr) rd_kafka_mock_cluster_destroy(cluster_);
@@ -35,8 +36,14 @@ class MockCluster {
   MockCluster(const MockCluster&) = delete;
   MockCluster& operator=(const MockCluster&) = delete;
 
+  // Replicated on every broker.
   void createTopic(const std::string& topic, int partitions) {
-    ASSERT_EQ(rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, 1),
+    ASSERT_EQ(rd_kafka_mock_topic_create(cluster_, topic.c_str(), partitions, brokers_),
+              RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  // Leadership of the partition moves to `broker`; clients learn it from their next metadata.
+  void moveLeader(const std::string& topic, int32_t partition, int32_t broker) {
+    ASSERT_EQ(rd_kafka_mock_partition_set_leader(cluster_, topic.c_str(), partition, broker),
               RD_KAFKA_RESP_ERR_NO_ERROR);
   }
   [[nodiscard]] std::string bootstrap() const { return rd_kafka_mock_cluster_bootstraps(cluster_); }
@@ -69,6 +76,7 @@ class MockCluster {
   }
 
  private:
+  int brokers_;
   kafka::KafkaHandle host_;
   rd_kafka_mock_cluster_t* cluster_ = nullptr;
 };

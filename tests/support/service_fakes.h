@@ -71,6 +71,14 @@ class FakeRestorer final : public RestoreQueue {
     result.checkpoint = checkpoint;
     completed.push_back(std::move(result));
   }
+  // Ends the restore queued under `ticket` with an error.
+  void fail(int32_t partition, uint64_t ticket, const std::string& error) {
+    RestoreResult result;
+    result.partition = partition;
+    result.ticket = ticket;
+    result.error = base::Status::failed(error);
+    completed.push_back(std::move(result));
+  }
   [[nodiscard]] uint64_t lastTicket(int32_t partition) const {
     for (auto it = queued.rbegin(); it != queued.rend(); ++it) {
       if (it->first == partition) return it->second;

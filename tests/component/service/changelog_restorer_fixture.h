@@ -52,7 +52,9 @@ inline detectors::CardState largeStateAt(int64_t time) {
 
 class ChangelogRestorerTest : public ::testing::Test {
  protected:
-  ChangelogRestorerTest() {
+  ChangelogRestorerTest() : ChangelogRestorerTest(1) {}
+  // On a cluster of `brokers` brokers, every partition replicated on each.
+  explicit ChangelogRestorerTest(int brokers) : cluster_(brokers) {
     cluster_.createTopic(topic_, 3);
     EXPECT_TRUE(producer_.ok()) << producer_.error();
   }

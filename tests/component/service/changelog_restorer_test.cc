@@ -341,5 +341,35 @@ TEST_F(ChangelogRestorerTest, ChangelogOffsetsTheClusterRefusesFailTheRestore) {
       << result.error.message();
 }
 
+// A broker went and its partitions are led elsewhere: both clients of the restorer still hold
+// the old leader from their last restore, and librdkafka does not learn the new one from the
+// refusal ("Not leader for partition") by itself. The next restore asks the new leader.
+class ChangelogRestorerLeaderTest : public ChangelogRestorerTest {
+ protected:
+  ChangelogRestorerLeaderTest() : ChangelogRestorerTest(3) {}
+};
+
+TEST_F(ChangelogRestorerLeaderTest, ARestoreAfterTheLeaderMovedAsksTheNewLeader) {
+  sendCardAndCheckpoint();
+  auto restorer = started();
+  restorer->enqueue({{0, 1}});
+  const RestoreResult first = waitForResult(*restorer);
+  ASSERT_TRUE(first.error.ok()) << first.error.message();
+  ASSERT_EQ(first.records, 2u);
+
+  uint64_t ticket = 1;
+  for (const int32_t leader : {2, 3, 1}) {
+    SCOPED_TRACE("led by broker " + std::to_string(leader));
+    cluster_.moveLeader(topic_, 0, leader);
+    const auto card = refOf(static_cast<uint8_t>(10 + leader));
+    sendCard(0, card, stateAt(3'000 + leader));
+    restorer->enqueue({{0, ++ticket}});
+    const RestoreResult moved = waitForResult(*restorer);
+    EXPECT_TRUE(moved.error.ok()) << moved.error.message();
+    EXPECT_EQ(moved.ticket, ticket);
+    EXPECT_EQ(cardOf(0, card), stateAt(3'000 + leader));
+  }
+}
+
 }  // namespace
 }  // namespace fraud::service

@@ -82,6 +82,40 @@ TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
   EXPECT_EQ(*ends, (std::vector<int64_t>{0, 1}));
 }
 
+// A leader that keeps refusing ends the listing with its error after kLeaderLookups lookups,
+// never with offsets 0; one that refuses a few times (the metadata still naming it) is looked
+// up again and the listing goes on.
+TEST(KafkaAdmin, ListedOffsetsSurviveALeaderThatMovedAndFailWhenItNeverSettles) {
+  constexpr int16_t kApiListOffsets = 2;
+  MockCluster mock(1);
+  SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
+  ASSERT_TRUE(producer.send("input", 0, "k", "v")) << producer.error();
+  ASSERT_TRUE(producer.send("input", 0, "k", "v")) << producer.error();
+  auto c = client(mock.bootstrap());
+  const auto endOf = [&] {
+    auto list = makePartitionList();
+    rd_kafka_topic_partition_list_add(list.get(), "input", 0)->offset = RD_KAFKA_OFFSET_END;
+    const Status listed = listOffsets(c.get(), list.get(), 5000);
+    return std::pair{listed, list->elems[0].offset};
+  };
+
+  for (int i = 0; i < 50; ++i) {
+    rd_kafka_mock_push_request_errors(mock.cluster(), kApiListOffsets, 1,
+                                      RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  }
+  const auto [refused, ignored] = endOf();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(refused.message(), HasSubstr("Not leader"));
+
+  rd_kafka_mock_clear_request_errors(mock.cluster(), kApiListOffsets);
+  rd_kafka_mock_push_request_errors(mock.cluster(), kApiListOffsets, 2,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+                                    RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION);
+  const auto [listed, end] = endOf();
+  ASSERT_TRUE(listed.ok()) << listed.message();
+  EXPECT_EQ(end, 2);
+}
+
 // A broker failover moves the group coordinator: the first OffsetFetch answers NOT_COORDINATOR.
 // On a producer-type client librdkafka 2.0.2 then dereferences the client's missing consumer
 // group and the process dies (seen in the 3-broker fault test); the group admin client has one,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "state/card_state_codec.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/service_fakes.h"
 #include "tests/support/sync_points.h"
 #include "tests/support/temp_state_db.h"
@@ -20,6 +21,7 @@ namespace {
 
 using testing::FakeInput;
 using testing::FakeRestorer;
+using testing::ManualClock;
 using testing::RecordingCollector;
 using testing::TaskHarness;
 using testing::TempStateDb;
@@ -28,7 +30,7 @@ using testing::txJson;
 class TaskManagerTest : public ::testing::Test {
  protected:
   explicit TaskManagerTest(size_t card_cache_mb = 16)
-      : db_(card_cache_mb), tasks_(harness_.context, db_, input_, restorer_) {}
+      : db_(card_cache_mb), tasks_(harness_.context, db_, input_, restorer_, clock_) {}
 
   void feed(int32_t p, int64_t offset, const std::string& value,
             const std::string& card = "card-0001") {
@@ -59,6 +61,7 @@ class TaskManagerTest : public ::testing::Test {
   TaskHarness harness_;
   FakeInput input_;
   FakeRestorer restorer_;
+  ManualClock clock_;
   TaskManager tasks_;
 };
 
@@ -110,18 +113,65 @@ TEST_F(TaskManagerTest, UnansweredStartOffsetIsAskedAgainNeverGuessed) {
   EXPECT_EQ(input_.start_offset_queries, 3);
 }
 
-TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicket) {
+TEST_F(TaskManagerTest, FailedRestoreIsRetriedUnderANewTicketAfterAWait) {
   tasks_.assign({0});
   const uint64_t first = restorer_.lastTicket(0);
-  RestoreResult failed;
-  failed.partition = 0;
-  failed.ticket = first;
-  failed.error = base::Status::failed("restore of partition 0: broker went away");
-  restorer_.completed.push_back(std::move(failed));
+  restorer_.fail(0, first, "restore of partition 0: broker went away");
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_EQ(restorer_.lastTicket(0), first) << "retried at once";
+  clock_.advance(TaskManager::kFirstRestoreRetry);
   EXPECT_TRUE(tasks_.activateRestored().empty());
   EXPECT_NE(restorer_.lastTicket(0), first);
+  EXPECT_TRUE(input_.paused[0]);
   restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
   EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+}
+
+// A restore that keeps failing (the cluster refusing it for minutes) is asked again ever less
+// often, up to kLastRestoreRetry apart; once one succeeds, the next failure waits the least again.
+TEST_F(TaskManagerTest, RestoresFailingInARowWaitLongerEachTimeUpToTheLongestWait) {
+  tasks_.assign({0});
+  std::vector<std::chrono::milliseconds> waits;
+  for (int failure = 0; failure < 8; ++failure) {
+    const uint64_t ticket = restorer_.lastTicket(0);
+    restorer_.fail(0, ticket, "restore of partition 0: changelog offsets: Not leader");
+    std::chrono::milliseconds waited{0};
+    for (; restorer_.lastTicket(0) == ticket && waited < std::chrono::seconds(60);
+         waited += std::chrono::milliseconds(50)) {
+      EXPECT_TRUE(tasks_.activateRestored().empty());
+      clock_.advance(std::chrono::milliseconds(50));
+    }
+    waits.push_back(waited);
+  }
+  using std::chrono_literals::operator""ms;
+  EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{150ms, 250ms, 450ms, 850ms, 1650ms,
+                                                           3250ms, 5050ms, 5050ms}))
+      << "each wait is the schedule's, plus the 50 ms of one loop";
+
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
+  ASSERT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+  tasks_.rebuild(0);
+  const uint64_t after = restorer_.lastTicket(0);
+  restorer_.fail(0, after, "restore of partition 0: broker went away");
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  clock_.advance(TaskManager::kFirstRestoreRetry);
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_NE(restorer_.lastTicket(0), after) << "the count of failures in a row was not reset";
+}
+
+// A partition revoked while it waits for its retry is not restored again; assigned anew, it
+// restores at once.
+TEST_F(TaskManagerTest, ARetryPendingForARevokedPartitionIsDropped) {
+  tasks_.assign({0});
+  restorer_.fail(0, restorer_.lastTicket(0), "restore of partition 0: broker went away");
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  tasks_.remove({0});
+  const size_t queued = restorer_.queued.size();
+  clock_.advance(TaskManager::kLastRestoreRetry);
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_EQ(restorer_.queued.size(), queued) << "a revoked partition was restored";
+  tasks_.assign({0});
+  EXPECT_EQ(restorer_.queued.size(), queued + 1);
 }
 
 TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedThem) {
