@@ -79,10 +79,11 @@ void TaskManager::scheduleRetry(const RestoreResult& failed) {
   const auto wait = std::min<std::chrono::milliseconds>(
       kFirstRestoreRetry * (int64_t{1} << std::min(failures - 1, 16)), kLastRestoreRetry);
   retry_due_[failed.partition] = clock_.now() + wait;
-  if (std::has_single_bit(static_cast<unsigned>(failures))) {
-    spdlog::error("{}; retrying in {} ms ({} in a row)", failed.error.message(), wait.count(),
-                  failures == 1 ? std::string("the first failure")
-                                : std::to_string(failures) + " failures");
+  if (failures == 1) {
+    spdlog::error("{}; retrying in {} ms", failed.error.message(), wait.count());
+  } else if (std::has_single_bit(static_cast<unsigned>(failures))) {
+    spdlog::error("{}; retrying in {} ms ({} failures in a row)", failed.error.message(),
+                  wait.count(), failures);
   }
 }
 
