@@ -54,8 +54,8 @@ base::Result<std::string> readTokenFile(const std::string& path) {
   in.read(token.data(), static_cast<std::streamsize>(kMaxRead));
   token.resize(static_cast<size_t>(in.gcount()));
   if (token.ends_with('\n')) token.pop_back();
-  if (const std::string why = apiTokenProblem(token); !why.empty()) {
-    return base::Status::failed("the API token in '" + path + "' " + why);
+  if (const base::Status checked = checkApiToken(token); !checked.ok()) {
+    return base::Status::failed("the API token in '" + path + "' " + checked.message());
   }
   return token;
 }

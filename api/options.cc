@@ -26,15 +26,19 @@ bool isB64Token(std::string_view token) {
       });
 }
 
-std::string peerTemplateProblem(std::string_view url) {
+// Ok, or why `url` cannot be the peer URL template (a phrase: "must ...").
+base::Status checkPeerTemplate(std::string_view url) {
   if (!url.starts_with("http://") && !url.starts_with("https://")) {
-    return "must start with http:// or https://";
+    return base::Status::invalidArgument("must start with http:// or https://");
   }
-  if (url.find("{member}") == std::string_view::npos) return "must contain {member}";
+  if (url.find("{member}") == std::string_view::npos) {
+    return base::Status::invalidArgument("must contain {member}");
+  }
   for (const char c : url) {
-    if (c == '?' || c == '#') return "must not have a query or fragment";
+    if (c == '?' || c == '#')
+      return base::Status::invalidArgument("must not have a query or fragment");
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
-      return "must be printable ASCII without spaces";
+      return base::Status::invalidArgument("must be printable ASCII without spaces");
     }
   }
   return {};
@@ -50,14 +54,16 @@ void checkRange(std::vector<std::string>& problems, const char* name, T value, T
 
 }  // namespace
 
-std::string apiTokenProblem(std::string_view token) {
+base::Status checkApiToken(std::string_view token) {
   if (token.empty() || token.size() > kMaxApiTokenBytes) {
-    return "must be 1.." + std::to_string(kMaxApiTokenBytes) + " bytes, got " +
-           std::to_string(token.size());
+    return base::Status::invalidArgument("must be 1.." + std::to_string(kMaxApiTokenBytes) +
+                                         " bytes, got " + std::to_string(token.size()));
   }
   // Never echo the token: it is a secret.
-  if (!isB64Token(token))
-    return "must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =";
+  if (!isB64Token(token)) {
+    return base::Status::invalidArgument(
+        "must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =");
+  }
   return {};
 }
 
@@ -69,13 +75,14 @@ std::vector<std::string> ApiOptions::validate() const {
   checkRange<int64_t>(problems, "port", port, 0, 65535);
   checkRange<int64_t>(problems, "ready_max_lag", ready_max_lag, 0, int64_t{1} << 62);
   if (!peer_url_template.empty()) {
-    if (const std::string why = peerTemplateProblem(peer_url_template); !why.empty()) {
-      problems.push_back("peer_url_template " + why + ", got '" + peer_url_template + "'");
+    if (const base::Status checked = checkPeerTemplate(peer_url_template); !checked.ok()) {
+      problems.push_back("peer_url_template " + checked.message() + ", got '" + peer_url_template +
+                         "'");
     }
   }
   if (api_token.has_value()) {
-    if (const std::string why = apiTokenProblem(*api_token); !why.empty()) {
-      problems.push_back("api_token " + why);
+    if (const base::Status checked = checkApiToken(*api_token); !checked.ok()) {
+      problems.push_back("api_token " + checked.message());
     }
   }
   if (!api_token_file.empty() && !api_token.has_value()) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "detectors/base/status.h"
+
 namespace fraud::api {
 
 inline constexpr size_t kMaxApiTokenBytes = 4096;
@@ -90,7 +92,8 @@ struct ApiOptions {
   [[nodiscard]] std::vector<std::string> validate() const;
 };
 
-// Why `token` cannot be the API token (empty when it can); never quotes the token.
-[[nodiscard]] std::string apiTokenProblem(std::string_view token);
+// Ok when `token` can be the API token; else kInvalidArgument, whose message says why as a phrase
+// ("must ...") for the caller to put after what it names, and never quotes the token.
+[[nodiscard]] base::Status checkApiToken(std::string_view token);
 
 }  // namespace fraud::api

@@ -78,7 +78,7 @@ class Router {
   [[nodiscard]] HttpResponse reject(std::string_view target, int status, std::string_view code,
                                     std::string_view message) const;
 
-  // From now on /v1/* needs `token` (it must pass apiTokenProblem(); the server's token reload
+  // From now on /v1/* needs `token` (it must pass checkApiToken(); the server's token reload
   // checks that). Requests being answered keep the token they were checked with.
   void replaceToken(const std::string& token);
   // Returns once every audit line of the answers given before the call is written (the audit

@@ -171,9 +171,4 @@ CommitReadiness ImmediateAlertOutput::flushForCommit(int timeout_ms) {
   return failures_unchecked_.exchange(0) == 0 ? CommitReadiness::kReady : CommitReadiness::kRetry;
 }
 
-bool ImmediateAlertOutput::flush(int timeout_ms) {
-  return producer_ && rd_kafka_flush(producer_.get(), timeout_ms) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-         failures_unchecked_.load() == 0;
-}
-
 }  // namespace fraud::service

@@ -72,8 +72,6 @@ class ImmediateAlertOutput final : public AlertSink {
   // Drops the producer and what it still holds (counted as failed deliveries) and makes a new
   // one from the same properties; an error when librdkafka refuses.
   [[nodiscard]] base::Status restart() FRAUD_EXCLUDES(mu_);
-  // Flushes what is left (a clean stop); false when not everything was acknowledged in time.
-  [[nodiscard]] bool flush(int timeout_ms);
 
   [[nodiscard]] rd_kafka_t* producer() const { return producer_.get(); }
   [[nodiscard]] uint64_t failures() const { return failures_.load(); }

@@ -34,20 +34,16 @@ void KafkaInput::resume(int32_t partition) {
   }
 }
 
-bool KafkaInput::seek(int32_t partition, int64_t offset) {
+base::Status KafkaInput::seek(int32_t partition, int64_t offset) {
   auto list = kafka::makePartitionList(1);
   rd_kafka_topic_partition_list_add(list.get(), topic_.c_str(), partition)->offset = offset;
   if (kafka::KafkaError e(rd_kafka_seek_partitions(consumer_, list.get(), kBlockingCallMs)); e) {
-    spdlog::error("partition {}: seek to {}: {}", partition, offset,
-                  rd_kafka_error_string(e.get()));
-    return false;
+    return base::Status::failed(rd_kafka_error_string(e.get()));
   }
   if (list->elems[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    spdlog::error("partition {}: seek to {}: {}", partition, offset,
-                  rd_kafka_err2str(list->elems[0].err));
-    return false;
+    return base::Status::failed(rd_kafka_err2str(list->elems[0].err));
   }
-  return true;
+  return {};
 }
 
 std::map<int32_t, int64_t> KafkaInput::startOffsets(const std::vector<int32_t>& partitions) {
@@ -114,17 +110,16 @@ void KafkaInput::assign(const std::vector<int32_t>& partitions) {
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) spdlog::error("assign: {}", rd_kafka_err2str(err));
 }
 
-bool KafkaInput::subscribe() {
+base::Status KafkaInput::subscribe() {
   auto subscription = kafka::makePartitionList(1);
   rd_kafka_topic_partition_list_add(subscription.get(), topic_.c_str(), RD_KAFKA_PARTITION_UA);
   if (const auto err = rd_kafka_subscribe(consumer_, subscription.get())) {
-    spdlog::error("cannot subscribe to {}: {}", topic_, rd_kafka_err2str(err));
-    return false;
+    return base::Status::failed(rd_kafka_err2str(err));
   }
-  return true;
+  return {};
 }
 
-bool KafkaInput::rejoin() {
+base::Status KafkaInput::rejoin() {
   // The revocation this brings is served by the next consumer poll (the rebalance callback);
   // librdkafka holds the new subscription back until it is through.
   if (const auto err = rd_kafka_unsubscribe(consumer_)) {

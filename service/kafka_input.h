@@ -21,7 +21,7 @@ class KafkaInput final : public InputConsumer {
 
   void pause(const std::vector<int32_t>& partitions) override;
   void resume(int32_t partition) override;
-  [[nodiscard]] bool seek(int32_t partition, int64_t offset) override;
+  [[nodiscard]] base::Status seek(int32_t partition, int64_t offset) override;
   [[nodiscard]] std::map<int32_t, int64_t> startOffsets(
       const std::vector<int32_t>& partitions) override;
 
@@ -32,8 +32,10 @@ class KafkaInput final : public InputConsumer {
   void assign(const std::vector<int32_t>& partitions) override;
   // Unsubscribes, then subscribes to the topic again. (Subscribing again alone is not enough:
   // under the cooperative protocol librdkafka treats an unchanged subscription as no change.)
-  [[nodiscard]] bool rejoin() override;
-  [[nodiscard]] bool subscribe() override;
+  // A refused unsubscribe is logged here and the subscription made all the same; the error is
+  // the subscription's.
+  [[nodiscard]] base::Status rejoin() override;
+  [[nodiscard]] base::Status subscribe() override;
 
   // rd_kafka_consumer_poll(); the message is the handle, destroyed by release().
   [[nodiscard]] bool poll(int timeout_ms, PolledInput& polled) override;

@@ -36,14 +36,10 @@ int replayMain(const fraud::service::ReplayOptions& options,
 
   const fraud::detectors::CardHasher hasher(key->bytes);
   const auto result = fraud::service::runReplay(options, hasher);
-  if (result.refused) {
-    std::fprintf(stderr, "replay: %s\n", result.error->c_str());
-    return 2;
-  }
-  if (result.error) {
+  if (!result.error.ok()) {
     // The error alone, as the last line: a summary there would read as a finished run.
-    std::fprintf(stderr, "replay: %s\n", result.error->c_str());
-    return 1;
+    std::fprintf(stderr, "replay: %s\n", result.error.message().c_str());
+    return result.error.code() == fraud::base::StatusCode::kInvalidArgument ? 2 : 1;
   }
   if (options.report_peak_cards) {
     std::fprintf(stderr, "{\"peak_cards\":%zu}\n", result.peak_cards);

@@ -85,7 +85,7 @@ void RebalanceListener::reopen(const std::vector<int32_t>& partitions) {
   metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
 }
 
-bool RebalanceListener::rejoin() {
+base::Status RebalanceListener::rejoin() {
   query_.setJoined(false);
   metrics_.assigned_partitions.Set(static_cast<double>(tasks_.taskCount()));
   return consumer_.rejoin();

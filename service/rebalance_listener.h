@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "service/commit_coordinator.h"
 #include "service/metrics.h"
 #include "service/state_query.h"
@@ -25,12 +26,13 @@ class ConsumerAssignment {
   virtual void incrementalUnassign(const std::vector<int32_t>& partitions) = 0;
   // Eager: the whole assignment is these partitions (none: nothing assigned).
   virtual void assign(const std::vector<int32_t>& partitions) = 0;
-  // Subscribes to the input topic (joins the group); false, logged, when refused.
-  [[nodiscard]] virtual bool subscribe() = 0;
+  // Subscribes to the input topic (joins the group); an error (librdkafka's reason, not logged:
+  // the caller logs it) when refused.
+  [[nodiscard]] virtual base::Status subscribe() = 0;
   // Leaves the group and joins it again: the partitions this member still believes it holds are
   // revoked (the rebalance callback), and what it owns afterwards comes from a new assignment.
-  // False, logged, when the new subscription was refused.
-  [[nodiscard]] virtual bool rejoin() = 0;
+  // An error (not logged) when the new subscription was refused.
+  [[nodiscard]] virtual base::Status rejoin() = 0;
 };
 
 // What a rebalance does to the stream thread's tasks (Kafka Streams' StreamsRebalanceListener),
@@ -50,8 +52,8 @@ class RebalanceListener {
                     StateQuery& query, ServiceMetrics& metrics,
                     TransactionFencer* fencer = nullptr);
 
-  // Joins the group: the first assignment follows in a consumer poll. False when refused.
-  [[nodiscard]] bool join() { return consumer_.subscribe(); }
+  // Joins the group: the first assignment follows in a consumer poll. An error when refused.
+  [[nodiscard]] base::Status join() { return consumer_.subscribe(); }
   void onAssigned(const std::vector<int32_t>& partitions);
   void onRevoked(const std::vector<int32_t>& partitions);
 
@@ -64,9 +66,9 @@ class RebalanceListener {
   // fenced: another member took its partitions while it was away): nothing is reopened; the
   // consumer leaves and joins the group again, and only the partitions of the new assignment
   // get tasks (Kafka Streams' handling of TaskMigratedException). The revocation that the
-  // rejoin brings finds no task and commits nothing. False when the consumer could not
-  // subscribe again (the member then holds nothing for good: the caller stops).
-  [[nodiscard]] bool rejoin();
+  // rejoin brings finds no task and commits nothing. An error when the consumer could not
+  // subscribe again (the member then holds nothing for good: the caller logs it and stops).
+  [[nodiscard]] base::Status rejoin();
 
  private:
   void dropPartitionGauges(int32_t partition);

@@ -33,7 +33,10 @@ bool isBlank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-std::string describeErrno(const std::string& what) { return what + ": " + std::strerror(errno); }
+// `what` failed with errno's reason: an I/O error.
+base::Status ioError(const std::string& what) {
+  return base::Status::ioError(what + ": " + std::strerror(errno));
+}
 
 // Whether `path` ("-": the file behind `std_fd`) is the regular file `file` describes. Files are
 // the same when device and inode are, under whatever name (a symbolic or hard link, "..",
@@ -48,84 +51,93 @@ bool isSameRegularFile(const struct stat& file, const std::string& path, int std
 // Opening the output or the rejects file (O_TRUNC) would empty an input that is the same file;
 // appending to it would feed the alerts back in. A rejects file that is the output would mix two
 // streams into one file.
-std::optional<std::string> outputProblem(int in_fd, const ReplayOptions& options) {
+base::Status outputProblem(int in_fd, const ReplayOptions& options) {
   struct stat in_stat {};
-  if (::fstat(in_fd, &in_stat) != 0) return std::nullopt;
+  if (::fstat(in_fd, &in_stat) != 0) return {};
   const std::string input = options.input == "-" ? "standard input" : options.input;
   const std::string output = options.output == "-" ? "standard output" : options.output;
   if (isSameRegularFile(in_stat, options.output, STDOUT_FILENO)) {
-    return "--output " + output + " is the input " + input +
-           " (the same file): writing alerts there would destroy the transactions before they "
-           "are read; choose another output file";
+    return base::Status::invalidArgument(
+        "--output " + output + " is the input " + input +
+        " (the same file): writing alerts there would destroy the transactions before they "
+        "are read; choose another output file");
   }
-  if (!options.rejects) return std::nullopt;
-  if (*options.rejects == "-") return "--rejects takes a file's path, not '-'";
+  if (!options.rejects) return {};
+  if (*options.rejects == "-")
+    return base::Status::invalidArgument("--rejects takes a file's path, not '-'");
   if (isSameRegularFile(in_stat, *options.rejects, -1)) {
-    return "--rejects " + *options.rejects + " is the input " + input +
-           " (the same file): choose another rejects file";
+    return base::Status::invalidArgument("--rejects " + *options.rejects + " is the input " +
+                                         input + " (the same file): choose another rejects file");
   }
   struct stat out_stat {};
   const int out_found = options.output == "-" ? ::fstat(STDOUT_FILENO, &out_stat)
                                               : ::stat(options.output.c_str(), &out_stat);
   if (out_found == 0 && isSameRegularFile(out_stat, *options.rejects, -1)) {
-    return "--rejects " + *options.rejects + " is the output " + output +
-           " (the same file): choose another rejects file";
+    return base::Status::invalidArgument("--rejects " + *options.rejects + " is the output " +
+                                         output + " (the same file): choose another rejects file");
   }
-  return std::nullopt;
+  return {};
 }
 
 // The controls file and the suppressed output: both or neither, each a file's path. Opening a file
 // written (O_TRUNC) that is the controls file would empty it before it is read; a suppressed
 // output that is the input, the output or the rejects file would destroy or mix them.
-std::optional<std::string> controlsProblem(int in_fd, const ReplayOptions& options) {
+base::Status controlsProblem(int in_fd, const ReplayOptions& options) {
   if (options.controls.has_value() != options.suppressed_output.has_value()) {
-    return options.controls ? std::string(
-                                  "--controls needs --suppressed-output, where the alerts "
-                                  "its controls suppress go")
-                            : std::string(
-                                  "--suppressed-output needs --controls, the controls "
-                                  "that decide which alerts go there");
+    return base::Status::invalidArgument(
+        options.controls ? std::string("--controls needs --suppressed-output, where the alerts "
+                                       "its controls suppress go")
+                         : std::string("--suppressed-output needs --controls, the controls "
+                                       "that decide which alerts go there"));
   }
-  if (!options.controls) return std::nullopt;
-  if (*options.controls == "-") return "--controls takes a file's path, not '-'";
+  if (!options.controls) return {};
+  if (*options.controls == "-")
+    return base::Status::invalidArgument("--controls takes a file's path, not '-'");
   const std::string& suppressed = *options.suppressed_output;
-  if (suppressed == "-") return "--suppressed-output takes a file's path, not '-'";
+  if (suppressed == "-")
+    return base::Status::invalidArgument("--suppressed-output takes a file's path, not '-'");
   const std::string output = options.output == "-" ? "standard output" : options.output;
   struct stat controls_stat {};
   if (::stat(options.controls->c_str(), &controls_stat) == 0) {
     if (isSameRegularFile(controls_stat, options.output, STDOUT_FILENO)) {
-      return "--output " + output + " is the controls file " + *options.controls +
-             " (the same file): choose another output file";
+      return base::Status::invalidArgument("--output " + output + " is the controls file " +
+                                           *options.controls +
+                                           " (the same file): choose another output file");
     }
     if (options.rejects && isSameRegularFile(controls_stat, *options.rejects, -1)) {
-      return "--rejects " + *options.rejects + " is the controls file " + *options.controls +
-             " (the same file): choose another rejects file";
+      return base::Status::invalidArgument("--rejects " + *options.rejects +
+                                           " is the controls file " + *options.controls +
+                                           " (the same file): choose another rejects file");
     }
     if (isSameRegularFile(controls_stat, suppressed, -1)) {
-      return "--suppressed-output " + suppressed + " is the controls file " + *options.controls +
-             " (the same file): choose another suppressed output";
+      return base::Status::invalidArgument("--suppressed-output " + suppressed +
+                                           " is the controls file " + *options.controls +
+                                           " (the same file): choose another suppressed output");
     }
   }
   struct stat in_stat {};
   if (::fstat(in_fd, &in_stat) == 0 && isSameRegularFile(in_stat, suppressed, -1)) {
     const std::string input = options.input == "-" ? "standard input" : options.input;
-    return "--suppressed-output " + suppressed + " is the input " + input +
-           " (the same file): choose another suppressed output";
+    return base::Status::invalidArgument("--suppressed-output " + suppressed + " is the input " +
+                                         input +
+                                         " (the same file): choose another suppressed output");
   }
   struct stat out_stat {};
   const int out_found = options.output == "-" ? ::fstat(STDOUT_FILENO, &out_stat)
                                               : ::stat(options.output.c_str(), &out_stat);
   if (out_found == 0 && isSameRegularFile(out_stat, suppressed, -1)) {
-    return "--suppressed-output " + suppressed + " is the output " + output +
-           " (the same file): choose another suppressed output";
+    return base::Status::invalidArgument("--suppressed-output " + suppressed + " is the output " +
+                                         output +
+                                         " (the same file): choose another suppressed output");
   }
   struct stat rejects_stat {};
   if (options.rejects && ::stat(options.rejects->c_str(), &rejects_stat) == 0 &&
       isSameRegularFile(rejects_stat, suppressed, -1)) {
-    return "--suppressed-output " + suppressed + " is the rejects file " + *options.rejects +
-           " (the same file): choose another suppressed output";
+    return base::Status::invalidArgument("--suppressed-output " + suppressed +
+                                         " is the rejects file " + *options.rejects +
+                                         " (the same file): choose another suppressed output");
   }
-  return std::nullopt;
+  return {};
 }
 
 // docs/rule.md §1: what is not UTF-8 is invalid_json. Well-formed UTF-8 (RFC 3629): no overlong
@@ -244,21 +256,21 @@ class ReplayFiles {
     if (suppressed_ >= 0) ::close(suppressed_);
   }
 
-  // Opens them all; an error (result.refused when outputProblem() finds one) otherwise.
+  // Opens them all; an error in result.error otherwise (kInvalidArgument when outputProblem()
+  // or controlsProblem() finds one).
   [[nodiscard]] bool open(const ReplayOptions& options, ReplayResult& result) {
     if (options.input != "-") {
       in_ = ::open(options.input.c_str(), O_RDONLY | O_CLOEXEC);
       if (in_ < 0) {
-        result.error = describeErrno("cannot open input " + options.input);
+        result.error = ioError("cannot open input " + options.input);
         return false;
       }
       ::posix_fadvise(in_, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
-    auto problem = outputProblem(in_, options);
-    if (!problem) problem = controlsProblem(in_, options);
-    if (problem) {
-      result.error = std::move(problem);
-      result.refused = true;
+    base::Status refused = outputProblem(in_, options);
+    if (refused.ok()) refused = controlsProblem(in_, options);
+    if (!refused.ok()) {
+      result.error = std::move(refused);
       return false;
     }
     // Read before anything is written: a controls file that cannot be read leaves the outputs
@@ -266,14 +278,14 @@ class ReplayFiles {
     if (options.controls) {
       controls_ = ::open(options.controls->c_str(), O_RDONLY | O_CLOEXEC);
       if (controls_ < 0) {
-        result.error = describeErrno("cannot open controls file " + *options.controls);
+        result.error = ioError("cannot open controls file " + *options.controls);
         return false;
       }
     }
     if (options.output != "-") {
       out_ = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (out_ < 0) {
-        result.error = describeErrno("cannot open output " + options.output);
+        result.error = ioError("cannot open output " + options.output);
         return false;
       }
     }
@@ -281,7 +293,7 @@ class ReplayFiles {
       // It holds card numbers: its owner's alone, also when it existed before.
       rejects_ = ::open(options.rejects->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
       if (rejects_ < 0 || ::fchmod(rejects_, 0600) != 0) {
-        result.error = describeErrno("cannot open rejects file " + *options.rejects);
+        result.error = ioError("cannot open rejects file " + *options.rejects);
         return false;
       }
     }
@@ -289,7 +301,7 @@ class ReplayFiles {
       suppressed_ = ::open(options.suppressed_output->c_str(),
                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (suppressed_ < 0) {
-        result.error = describeErrno("cannot open suppressed output " + *options.suppressed_output);
+        result.error = ioError("cannot open suppressed output " + *options.suppressed_output);
         return false;
       }
     }
@@ -336,7 +348,7 @@ bool applyControlsFile(int fd, const ReplayOptions& options, const detectors::Ca
     const ssize_t n = ::read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      result.error = describeErrno("cannot read controls file " + *options.controls);
+      result.error = ioError("cannot read controls file " + *options.controls);
       return false;
     }
     if (n == 0) break;
@@ -453,7 +465,7 @@ void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detect
     const ssize_t n = ::read(in_fd, chunk.data() + carried, chunk.size() - carried);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      result.error = describeErrno("cannot read input " + options.input);
+      result.error = ioError("cannot read input " + options.input);
       return;
     }
     if (n == 0) {
@@ -473,15 +485,15 @@ void readLines(int in_fd, const ReplayOptions& options, BatchedDetection& detect
     carried = static_cast<size_t>(end - begin);
     std::memmove(chunk.data(), begin, carried);
     if (!output.flushIfFull()) {
-      result.error = describeErrno("cannot write output " + options.output);
+      result.error = ioError("cannot write output " + options.output);
       return;
     }
     if (rejects != nullptr && !rejects->flushIfFull()) {
-      result.error = describeErrno("cannot write rejects file " + *options.rejects);
+      result.error = ioError("cannot write rejects file " + *options.rejects);
       return;
     }
     if (suppressed != nullptr && !suppressed->flushIfFull()) {
-      result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
+      result.error = ioError("cannot write suppressed output " + *options.suppressed_output);
       return;
     }
     progress.maybeReport(result.counts);
@@ -509,23 +521,23 @@ ReplayResult runReplay(const ReplayOptions& options, const detectors::CardHasher
   BatchedDetection detection(options, hasher, output, rejects_file,
                              suppressed ? &controls : nullptr, suppressed_file, result);
   readLines(files.in(), options, detection, output, rejects_file, suppressed_file, result);
-  if (!result.error && !output.flush()) {
-    result.error = describeErrno("cannot write output " + options.output);
+  if (result.error.ok() && !output.flush()) {
+    result.error = ioError("cannot write output " + options.output);
   }
-  if (!result.error && rejects && !rejects->flush()) {
-    result.error = describeErrno("cannot write rejects file " + *options.rejects);
+  if (result.error.ok() && rejects && !rejects->flush()) {
+    result.error = ioError("cannot write rejects file " + *options.rejects);
   }
-  if (!result.error && suppressed && !suppressed->flush()) {
-    result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
+  if (result.error.ok() && suppressed && !suppressed->flush()) {
+    result.error = ioError("cannot write suppressed output " + *options.suppressed_output);
   }
-  if (!files.closeOutput() && !result.error) {
-    result.error = describeErrno("cannot write output " + options.output);
+  if (!files.closeOutput() && result.error.ok()) {
+    result.error = ioError("cannot write output " + options.output);
   }
-  if (!files.closeRejects() && !result.error) {
-    result.error = describeErrno("cannot write rejects file " + *options.rejects);
+  if (!files.closeRejects() && result.error.ok()) {
+    result.error = ioError("cannot write rejects file " + *options.rejects);
   }
-  if (!files.closeSuppressed() && !result.error) {
-    result.error = describeErrno("cannot write suppressed output " + *options.suppressed_output);
+  if (!files.closeSuppressed() && result.error.ok()) {
+    result.error = ioError("cannot write suppressed output " + *options.suppressed_output);
   }
   return result;
 }

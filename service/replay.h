@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "detectors/base/status.h"
 #include "detectors/card_control.h"
 #include "detectors/card_ref.h"
 #include "detectors/options.h"
@@ -31,11 +32,12 @@ struct ReplayOptions {
 
 struct ReplayResult {
   detectors::OutcomeCounts counts;
-  std::optional<std::string> error;  // an I/O failure; counts then cover what was read
-  // The arguments were refused before anything was read or written (`error` says why): a file
-  // written (output, rejects, suppressed output) is a file read (input, controls) or another
-  // file written, or only one of --controls and --suppressed-output is given.
-  bool refused = false;
+  // Ok, or what stopped the run:
+  // - kInvalidArgument: the arguments were refused before anything was read or written: a file
+  //   written (output, rejects, suppressed output) is a file read (input, controls) or another
+  //   file written, or only one of --controls and --suppressed-output is given;
+  // - kIoError: an I/O failure; counts then cover what was read.
+  base::Status error;
   // With ReplayOptions::controls: the controls file's lines applied and refused by reason, and
   // the alerts written to the suppressed output (counted in counts.alerts and counts.incidents
   // all the same: a control changes where an alert goes, not what the detector raised).

@@ -44,7 +44,10 @@ StreamThread::StreamThread(const ServiceConfig& config, Clients clients, TaskMan
 }
 
 int StreamThread::run(const std::atomic<bool>& stop) {
-  if (!rebalances_.join()) return 1;
+  if (const base::Status joined = rebalances_.join(); !joined.ok()) {
+    spdlog::error("cannot subscribe to {}: {}", config_.input_topic, joined.message());
+    return 1;
+  }
   spdlog::info("consuming {} as group {} (instance {})", config_.input_topic, config_.group_id,
                config_.instance_id);
 
@@ -204,7 +207,11 @@ bool StreamThread::recoverFromFatal() {
         "recovered from the producer failure: fenced, so rejoining the group; tasks come back "
         "with the new assignment ({} partition(s) held before)",
         held.size());
-    return rebalances_.rejoin();
+    if (const base::Status rejoined = rebalances_.rejoin(); !rejoined.ok()) {
+      spdlog::error("cannot subscribe to {}: {}", config_.input_topic, rejoined.message());
+      return false;
+    }
+    return true;
   }
   // The same partitions, taken again from their committed checkpoints and the changelog.
   rebalances_.reopen(held);

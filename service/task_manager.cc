@@ -155,9 +155,9 @@ bool TaskManager::activate(PartitionTask& t, RestoreResult& result,
     rebuild(p);
     return false;
   }
-  if (!input_.seek(p, checkpoint.next_offset)) {
-    spdlog::error("partition {}: cannot seek to offset {}; restoring again", p,
-                  checkpoint.next_offset);
+  if (const base::Status sought = input_.seek(p, checkpoint.next_offset); !sought.ok()) {
+    spdlog::error("partition {}: cannot seek to offset {} ({}); restoring again", p,
+                  checkpoint.next_offset, sought.message());
     restoreUnder({p});
     return false;
   }
@@ -183,9 +183,9 @@ void TaskManager::rewindAll() {
       if (!t->active()) continue;
       switch (t->rewind()) {
         case PartitionTask::Rewound::kDone:
-          if (!input_.seek(p, t->nextOffset())) {
-            spdlog::error("partition {}: cannot seek back to offset {}; restoring it", p,
-                          t->nextOffset());
+          if (const base::Status sought = input_.seek(p, t->nextOffset()); !sought.ok()) {
+            spdlog::error("partition {}: cannot seek back to offset {} ({}); restoring it", p,
+                          t->nextOffset(), sought.message());
             restores.push_back(p);
           }
           break;
@@ -226,8 +226,9 @@ void TaskManager::resumeAll() {
     base::ReaderMutexLock lock(mu_);
     for (auto& [p, t] : tasks_) {
       if (!t->active()) continue;  // resumed when its restore completes
-      if (!input_.seek(p, t->nextOffset())) {
-        spdlog::error("partition {}: cannot seek to offset {}; restoring it", p, t->nextOffset());
+      if (const base::Status sought = input_.seek(p, t->nextOffset()); !sought.ok()) {
+        spdlog::error("partition {}: cannot seek to offset {} ({}); restoring it", p,
+                      t->nextOffset(), sought.message());
         restores.push_back(p);
         continue;
       }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "detectors/base/mutex.h"
+#include "detectors/base/status.h"
 #include "service/clock.h"
 #include "service/local_state.h"
 #include "service/partition_task.h"
@@ -26,8 +27,9 @@ class InputControl {
   virtual ~InputControl() = default;
   virtual void pause(const std::vector<int32_t>& partitions) = 0;
   virtual void resume(int32_t partition) = 0;
-  // Moves the fetch position; false when librdkafka refuses.
-  [[nodiscard]] virtual bool seek(int32_t partition, int64_t offset) = 0;
+  // Moves the fetch position; an error (librdkafka's reason, not logged: the caller logs it)
+  // when librdkafka refuses.
+  [[nodiscard]] virtual base::Status seek(int32_t partition, int64_t offset) = 0;
   // Where partitions without a state checkpoint start: the group's committed offset, else the
   // auto.offset.reset end of the partition. A partition the cluster gave no answer for is
   // missing from the result: ask again later, never guess.

@@ -189,15 +189,17 @@ void TransactionalOutput::enqueue(const std::string& topic, int32_t partition, s
     }
     return;
   }
-  if (!beginIfClosed()) return;
+  if (const base::Status begun = beginIfClosed(); !begun.ok()) {
+    spdlog::error("begin transaction: {}", begun.message());
+    return;
+  }
   if (timed) open_times_.push_back(std::chrono::steady_clock::now());
   produce(topic.c_str(), partition, key, value, kafka::makeHeaders(headers), checkpoint);
 }
 
-bool TransactionalOutput::beginIfClosed() {
-  if (state_ == State::kOpen || state_ == State::kDoomed) return true;
+base::Status TransactionalOutput::beginIfClosed() {
+  if (state_ == State::kOpen || state_ == State::kDoomed) return {};
   if (kafka::KafkaError e(rd_kafka_begin_transaction(producer_)); e) {
-    spdlog::error("begin transaction: {}", errorText(e.get()));
     if (rd_kafka_error_is_fatal(e.get())) {
       moveTo(State::kFatal);
     } else if (rd_kafka_error_txn_requires_abort(e.get())) {
@@ -207,11 +209,11 @@ bool TransactionalOutput::beginIfClosed() {
     } else {
       moveTo(State::kRefused);
     }
-    return false;
+    return base::Status::failed(errorText(e.get()));
   }
   // Begun after a refusal lost records: this transaction cannot commit either.
   moveTo(state_ == State::kRefused ? State::kDoomed : State::kOpen);
-  return true;
+  return {};
 }
 
 void TransactionalOutput::produce(const char* topic, int32_t partition, std::string_view key,
@@ -354,7 +356,8 @@ std::optional<FinishedCommit> TransactionalOutput::finishCommit(bool wait) {
 void TransactionalOutput::sendHeld() {
   for (auto& held : std::exchange(held_, {})) {
     rd_kafka_headers_t* kafka_headers = kafka::makeHeaders(held.headers);
-    if (!beginIfClosed()) {
+    if (const base::Status begun = beginIfClosed(); !begun.ok()) {
+      spdlog::error("begin transaction: {}", begun.message());
       if (kafka_headers != nullptr) rd_kafka_headers_destroy(kafka_headers);
       continue;
     }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "detectors/base/mutex.h"
+#include "detectors/base/status.h"
 #include "service/kafka/admin.h"
 #include "service/kafka/client.h"
 #include "service/transaction_sink.h"
@@ -166,7 +167,9 @@ class TransactionalOutput final : public TransactionSink {
 
   // The one place state_ changes; an illegal step is reported as a bug (and made all the same).
   void moveTo(State next);
-  [[nodiscard]] bool beginIfClosed();
+  // Begins a transaction unless one is open (or doomed); on librdkafka's refusal, the state it
+  // leaves (fatal, doomed or refused) and its reason, not logged: the caller logs it.
+  [[nodiscard]] base::Status beginIfClosed();
   void enqueue(const std::string& topic, int32_t partition, std::string_view key,
                std::optional<std::string_view> value, std::initializer_list<Header> headers,
                bool checkpoint);

@@ -33,9 +33,12 @@ class CommittedBatchSink {
   virtual void write(std::unique_ptr<CommittedBatch> batch) = 0;
   // The seq of the last batch on disk (0: none yet).
   [[nodiscard]] virtual uint64_t written() const = 0;
-  // Waits until batch `seq` (and every one before) is on disk: false when a write failed.
-  [[nodiscard]] virtual bool waitWritten(uint64_t seq) = 0;
-  // Ok, or the failed write's error (the disk refused it): no later batch lands.
+  // Waits until batch `seq` (and every one before) is on disk: ok, or the failed write's error
+  // (kIoError), which stopped it.
+  [[nodiscard]] virtual base::Status waitWritten(uint64_t seq) = 0;
+  // Ok, or the failed write's error (the disk refused it): no later batch lands. A getter rather
+  // than write()'s result because write() does not wait: the error comes later from the thread
+  // that writes, and a caller that does not wait (ChangeLog::handOff()) reads it here.
   [[nodiscard]] virtual base::Status writeStatus() const = 0;
 };
 

@@ -31,11 +31,11 @@ void RocksDbPartition::write(std::unique_ptr<CommittedBatch> batch) {
 
 uint64_t RocksDbPartition::written() const { return progress_->written.load(); }
 
-bool RocksDbPartition::waitWritten(uint64_t seq) {
+base::Status RocksDbPartition::waitWritten(uint64_t seq) {
   WriteProgress& progress = *progress_;
   base::MutexLock lock(progress.mu);
   while (progress.error.ok() && progress.written.load() < seq) lock.wait(progress.cv);
-  return progress.error.ok();
+  return progress.error;
 }
 
 base::Status RocksDbPartition::writeStatus() const {

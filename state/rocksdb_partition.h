@@ -39,7 +39,7 @@ class RocksDbPartition final : public PartitionStorage {
 
   void write(std::unique_ptr<CommittedBatch> batch) override;
   [[nodiscard]] uint64_t written() const override;
-  [[nodiscard]] bool waitWritten(uint64_t seq) override;
+  [[nodiscard]] base::Status waitWritten(uint64_t seq) override;
   [[nodiscard]] base::Status writeStatus() const override;
 
   // Full scans of the partition so far (tests).

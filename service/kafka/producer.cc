@@ -85,7 +85,7 @@ SyncProducer::SyncProducer(const KafkaProperties& properties) {
   all.try_emplace("linger.ms", "0");
   auto conf = makeKafkaConf(all);
   if (!conf) {
-    error_ = conf.message();
+    created_ = conf.status();
     return;
   }
   rd_kafka_conf_set_dr_msg_cb(conf->get(), &SyncProducer::onDelivery);
@@ -94,7 +94,7 @@ SyncProducer::SyncProducer(const KafkaProperties& properties) {
   if (producer) {
     producer_ = std::move(*producer);
   } else {
-    error_ = producer.message();
+    created_ = producer.status();
   }
 }
 
@@ -107,32 +107,35 @@ void SyncProducer::onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, vo
   }
 }
 
-bool SyncProducer::send(const std::string& topic, int32_t partition, std::string_view key,
-                        std::string_view value, const Headers& headers, int timeout_ms) {
-  return enqueue(topic, partition, key, value, headers, timeout_ms) && flush(timeout_ms);
+base::Status SyncProducer::send(const std::string& topic, int32_t partition, std::string_view key,
+                                std::string_view value, const Headers& headers, int timeout_ms) {
+  if (auto queued = enqueue(topic, partition, key, value, headers, timeout_ms); !queued.ok()) {
+    return queued;
+  }
+  return flush(timeout_ms);
 }
 
-bool SyncProducer::enqueue(const std::string& topic, int32_t partition, std::string_view key,
-                           std::string_view value, const Headers& headers, int timeout_ms) {
-  if (!producer_) return false;
+base::Status SyncProducer::enqueue(const std::string& topic, int32_t partition,
+                                   std::string_view key, std::string_view value,
+                                   const Headers& headers, int timeout_ms) {
+  if (!producer_) return created_;
   TopicHandle handle(rd_kafka_topic_new(producer_.get(), topic.c_str(), nullptr));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
     const auto err = produce(producer_.get(), handle.get(), partition, key, value, 0, headers);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || std::chrono::steady_clock::now() > deadline) {
-      error_ = "cannot produce to " + topic + ": " + rd_kafka_err2str(err);
-      return false;
+      return base::Status::failed("cannot produce to " + topic + ": " + rd_kafka_err2str(err));
     }
     rd_kafka_poll(producer_.get(), 10);
   }
   ++pending_;
   rd_kafka_poll(producer_.get(), 0);
-  return true;
+  return {};
 }
 
-bool SyncProducer::flush(int timeout_ms) {
-  if (!producer_) return false;
+base::Status SyncProducer::flush(int timeout_ms) {
+  if (!producer_) return created_;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (pending_ > 0 && std::chrono::steady_clock::now() < deadline) {
     rd_kafka_poll(producer_.get(), 50);
@@ -140,15 +143,13 @@ bool SyncProducer::flush(int timeout_ms) {
   const auto failed = failed_delivery_;
   failed_delivery_ = RD_KAFKA_RESP_ERR_NO_ERROR;
   if (pending_ > 0) {
-    error_ = std::to_string(pending_) + " record(s) not acknowledged within " +
-             std::to_string(timeout_ms) + " ms";
-    return false;
+    return base::Status::failed(std::to_string(pending_) + " record(s) not acknowledged within " +
+                                std::to_string(timeout_ms) + " ms");
   }
   if (failed != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    error_ = std::string("delivery failed: ") + rd_kafka_err2str(failed);
-    return false;
+    return base::Status::failed(std::string("delivery failed: ") + rd_kafka_err2str(failed));
   }
-  return true;
+  return {};
 }
 
 }  // namespace fraud::kafka

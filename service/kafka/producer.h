@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "detectors/base/status.h"
 #include "service/kafka/client.h"
 
 namespace fraud::kafka {
@@ -66,29 +67,31 @@ struct OutgoingRecord {
 // Not thread-safe.
 class SyncProducer {
  public:
-  // Nothing usable (ok() false, error() set) when the configuration is refused.
+  // Nothing usable when the configuration is refused: status() says why, and every call below
+  // returns that error.
   explicit SyncProducer(const KafkaProperties& properties);
 
-  [[nodiscard]] bool ok() const { return producer_ != nullptr; }
-  [[nodiscard]] const std::string& error() const { return error_; }
+  // Ok, or why the producer could not be made (a constructor returns nothing).
+  [[nodiscard]] const base::Status& status() const { return created_; }
   [[nodiscard]] rd_kafka_t* client() const { return producer_.get(); }
 
-  // Sends and waits for the acknowledgement; false and error() set when it fails or takes longer
-  // than `timeout_ms`.
-  [[nodiscard]] bool send(const std::string& topic, int32_t partition, std::string_view key,
-                          std::string_view value, const Headers& headers = {},
-                          int timeout_ms = 30'000);
-  // Queues a record (waiting while librdkafka's queue is full, up to `timeout_ms`).
-  [[nodiscard]] bool enqueue(const std::string& topic, int32_t partition, std::string_view key,
-                             std::string_view value, const Headers& headers = {},
-                             int timeout_ms = 30'000);
-  // Waits for every queued record; false and error() set when one failed or time ran out.
-  [[nodiscard]] bool flush(int timeout_ms = 60'000);
+  // Sends and waits for the acknowledgement; an error when it fails or takes longer than
+  // `timeout_ms`.
+  [[nodiscard]] base::Status send(const std::string& topic, int32_t partition, std::string_view key,
+                                  std::string_view value, const Headers& headers = {},
+                                  int timeout_ms = 30'000);
+  // Queues a record (waiting while librdkafka's queue is full, up to `timeout_ms`); an error when
+  // librdkafka refuses it.
+  [[nodiscard]] base::Status enqueue(const std::string& topic, int32_t partition,
+                                     std::string_view key, std::string_view value,
+                                     const Headers& headers = {}, int timeout_ms = 30'000);
+  // Waits for every queued record; an error when one failed or time ran out.
+  [[nodiscard]] base::Status flush(int timeout_ms = 60'000);
 
  private:
   static void onDelivery(rd_kafka_t*, const rd_kafka_message_t* message, void* opaque);
 
-  std::string error_;
+  base::Status created_;
   KafkaHandle producer_;
   int64_t pending_ = 0;
   rd_kafka_resp_err_t failed_delivery_ = RD_KAFKA_RESP_ERR_NO_ERROR;  // the first since flush()

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "detectors/base/status.h"
+
 namespace fraud::kafka {
 namespace {
 
@@ -23,8 +25,8 @@ bool continues(std::string_view line) {
   return backslashes % 2 == 1;
 }
 
-// Undoes the escapes; nothing and `problem` set for \u.
-std::optional<std::string> unescape(std::string_view s, std::string& problem) {
+// Undoes the escapes; an error for \u.
+base::Result<std::string> unescape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
@@ -47,8 +49,8 @@ std::optional<std::string> unescape(std::string_view s, std::string& problem) {
         out.push_back('\f');
         break;
       case 'u':
-        problem = "\\u escapes are not supported; write the character itself (UTF-8)";
-        return std::nullopt;
+        return base::Status::invalidArgument(
+            "\\u escapes are not supported; write the character itself (UTF-8)");
       default:
         out.push_back(c);
         break;
@@ -109,11 +111,14 @@ PropertiesResult parseProperties(std::string_view text, const std::string& sourc
                                 "' has blanks inside (expected key=value)");
       continue;
     }
-    std::string problem;
-    auto key = unescape(raw_key, problem);
-    auto value = key ? unescape(raw_value, problem) : std::nullopt;
-    if (!key || !value) {
-      result.problems.push_back(where + problem);
+    auto key = unescape(raw_key);
+    if (!key) {
+      result.problems.push_back(where + key.message());
+      continue;
+    }
+    auto value = unescape(raw_value);
+    if (!value) {
+      result.problems.push_back(where + value.message());
       continue;
     }
     result.properties[std::move(*key)] = std::move(*value);

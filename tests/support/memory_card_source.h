@@ -44,9 +44,11 @@ class MemoryCardSource final : public PartitionStorage {
     if (!hold) release();
   }
   uint64_t written() const override { return written_seq; }
-  bool waitWritten(uint64_t seq) override {
+  base::Status waitWritten(uint64_t seq) override {
     release();  // a wait lets the "writer" finish
-    return written_seq >= seq;
+    if (written_seq >= seq) return {};
+    const base::Status error = writeStatus();
+    return error.ok() ? base::Status::ioError("a committed batch was not written") : error;
   }
   base::Status writeStatus() const override {
     return write_error ? base::Status::ioError(*write_error) : base::Status();

@@ -102,7 +102,8 @@ class MockClusterServiceTest : public ::testing::Test {
   }
 
   void produce(int32_t partition, const std::string& key, const std::string& value) {
-    ASSERT_TRUE(input_.send(config_.input_topic, partition, key, value)) << input_.error();
+    const base::Status sent = input_.send(config_.input_topic, partition, key, value);
+    ASSERT_TRUE(sent.ok()) << sent.message();
   }
   [[nodiscard]] double committedTransactions() {
     return metrics_.transactions.Add({{"result", "committed"}}).Value();

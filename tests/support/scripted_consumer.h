@@ -109,10 +109,10 @@ class ScriptedConsumer final : public InputConsumer {
     for (const int32_t p : partitions) paused_.insert(p);
   }
   void resume(int32_t partition) override { paused_.erase(partition); }
-  bool seek(int32_t partition, int64_t offset) override {
+  base::Status seek(int32_t partition, int64_t offset) override {
     seeks.emplace_back(partition, offset);
     position_[partition] = offset;
-    return true;
+    return {};
   }
   std::map<int32_t, int64_t> startOffsets(const std::vector<int32_t>& partitions) override {
     std::map<int32_t, int64_t> result;
@@ -136,14 +136,15 @@ class ScriptedConsumer final : public InputConsumer {
     assigned_.clear();
     incrementalAssign(partitions);
   }
-  bool subscribe() override {
+  base::Status subscribe() override {
     ++subscribes;
+    if (subscribe_error) return base::Status::failed(*subscribe_error);
     if (on_subscribe) on_subscribe();
-    return true;
+    return {};
   }
-  bool rejoin() override {
+  base::Status rejoin() override {
     ++rejoins;
-    return true;
+    return {};
   }
 
   [[nodiscard]] bool paused(int32_t p) const { return paused_.contains(p); }
@@ -157,6 +158,7 @@ class ScriptedConsumer final : public InputConsumer {
   // What the test sets.
   bool lost = false;  // the revocation in progress is a loss
   std::optional<std::string> fatal_error;
+  std::optional<std::string> subscribe_error;  // subscribe() refused with this reason
   Action on_subscribe;  // runs inside subscribe() (the first assignment, say)
   Action on_close;      // runs inside close() (the revocation librdkafka runs there)
   // What the test reads.

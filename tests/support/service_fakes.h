@@ -29,10 +29,10 @@ class FakeInput final : public InputControl {
     for (const int32_t p : partitions) paused[p] = true;
   }
   void resume(int32_t partition) override { paused[partition] = false; }
-  bool seek(int32_t partition, int64_t offset) override {
-    if (fail_seeks) return false;
+  base::Status seek(int32_t partition, int64_t offset) override {
+    if (fail_seeks) return base::Status::failed("Local: Erroneous state");
     seeks.emplace_back(partition, offset);
-    return true;
+    return {};
   }
   std::map<int32_t, int64_t> startOffsets(const std::vector<int32_t>& partitions) override {
     ++start_offset_queries;

@@ -56,7 +56,7 @@ class ChangelogRestorerTest : public ::testing::Test {
   // On a cluster of `brokers` brokers, every partition replicated on each.
   explicit ChangelogRestorerTest(int brokers) : cluster_(brokers) {
     cluster_.createTopic(topic_, 3);
-    EXPECT_TRUE(producer_.ok()) << producer_.error();
+    EXPECT_TRUE(producer_.status().ok()) << producer_.status().message();
   }
 
   [[nodiscard]] kafka::KafkaProperties properties() const {
@@ -71,12 +71,14 @@ class ChangelogRestorerTest : public ::testing::Test {
 
   void sendCard(int32_t partition, const detectors::CardRef& ref,
                 const detectors::CardState& state) {
-    ASSERT_TRUE(producer_.send(topic_, partition, ref.raw(), state::encodeCardState(state)))
-        << producer_.error();
+    const base::Status sent =
+        producer_.send(topic_, partition, ref.raw(), state::encodeCardState(state));
+    ASSERT_TRUE(sent.ok()) << sent.message();
   }
   void sendCheckpoint(int32_t partition, const state::PartitionCheckpoint& checkpoint) {
-    ASSERT_TRUE(producer_.send(topic_, partition, kChangelogCheckpointKey, checkpoint.encode()))
-        << producer_.error();
+    const base::Status sent =
+        producer_.send(topic_, partition, kChangelogCheckpointKey, checkpoint.encode());
+    ASSERT_TRUE(sent.ok()) << sent.message();
   }
   // A card's erasure: a record with a null value.
   void sendTombstone(int32_t partition, const detectors::CardRef& ref) {

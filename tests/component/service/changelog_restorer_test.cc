@@ -36,9 +36,9 @@ TEST_F(ChangelogRestorerTest, MalformedChangelogRecordsAreCountedAndSurvived) {
   const auto good_ref = refOf(1);
   const auto bad_ref = refOf(2);
   sendCard(0, good_ref, good);
-  ASSERT_TRUE(producer_.send(topic_, 0, bad_ref.raw(), "\x07 no card state"));
-  ASSERT_TRUE(producer_.send(topic_, 0, "who-wrote-this", "{}"));
-  ASSERT_TRUE(producer_.send(topic_, 0, kChangelogCheckpointKey, "garbage"));
+  ASSERT_TRUE(producer_.send(topic_, 0, bad_ref.raw(), "\x07 no card state").ok());
+  ASSERT_TRUE(producer_.send(topic_, 0, "who-wrote-this", "{}").ok());
+  ASSERT_TRUE(producer_.send(topic_, 0, kChangelogCheckpointKey, "garbage").ok());
   sendCheckpoint(0, state::PartitionCheckpoint{42, 1'000, 0});
 
   auto restorer = started();
@@ -121,7 +121,7 @@ TEST_F(ChangelogRestorerTest, ALocalCheckpointPastTheChangelogsEndRebuildsFromIt
 // by retention or compaction; here the mock cluster's log keeps 5 MB) does not match it either.
 TEST_F(ChangelogRestorerTest, ALocalCheckpointBeforeTheChangelogsStartRebuildsFromItsStart) {
   const std::string filler(900'000, 'f');
-  for (int i = 0; i < 7; ++i) ASSERT_TRUE(producer_.send(topic_, 0, "filler", filler));
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(producer_.send(topic_, 0, "filler", filler).ok());
   sendCard(0, refOf(2), stateAt(2'000));                       // offset 7
   sendCheckpoint(0, state::PartitionCheckpoint{7, 2'000, 0});  // 8
   writeLocal(0, {{refOf(9), 1'000}}, state::PartitionCheckpoint{5, 1'000, 1});

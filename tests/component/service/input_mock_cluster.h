@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "detectors/base/status.h"
 #include "service/kafka/client.h"
 
 namespace fraud::kafka::testing {
@@ -30,15 +31,12 @@ class InputMockCluster {
   [[nodiscard]] rd_kafka_mock_cluster_t* cluster() const { return cluster_; }
 
   // Commits `offset` of input partition `partition` for `group`, with `metadata` (the owner's
-  // instance id, as the service writes it). False, and `error` set, when the commit fails.
-  [[nodiscard]] bool commitWithMetadata(const std::string& group, int32_t partition, int64_t offset,
-                                        const std::string& metadata, std::string& error) const {
+  // instance id, as the service writes it). An error when the commit fails.
+  [[nodiscard]] base::Status commitWithMetadata(const std::string& group, int32_t partition,
+                                                int64_t offset, const std::string& metadata) const {
     auto made = makeKafkaClient(RD_KAFKA_CONSUMER,
                                 {{"bootstrap.servers", bootstrap()}, {"group.id", group}});
-    if (!made) {
-      error = made.message();
-      return false;
-    }
+    if (!made) return made.status();
     const KafkaHandle committer = std::move(*made);
     auto offsets = makePartitionList(1);
     auto* entry = rd_kafka_topic_partition_list_add(offsets.get(), "input", partition);
@@ -48,8 +46,8 @@ class InputMockCluster {
     entry->metadata_size = metadata.size();
     const rd_kafka_resp_err_t err = rd_kafka_commit(committer.get(), offsets.get(), /*async=*/0);
     rd_kafka_consumer_close(committer.get());
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) error = rd_kafka_err2str(err);
-    return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return base::Status::failed(rd_kafka_err2str(err));
+    return {};
   }
 
  private:

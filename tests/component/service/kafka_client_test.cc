@@ -76,7 +76,8 @@ TEST(KafkaAdmin, FailedWatermarkQueryIsAnErrorNotOffsetZero) {
   MockCluster mock(2);
   auto c = client(mock.bootstrap());
   SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
-  ASSERT_TRUE(producer.send("input", 1, "k", "v")) << producer.error();
+  const base::Status sent = producer.send("input", 1, "k", "v");
+  ASSERT_TRUE(sent.ok()) << sent.message();
   const auto ends = highWatermarks(c.get(), "input", 2, 5000);
   ASSERT_TRUE(ends) << ends.message();
   EXPECT_EQ(*ends, (std::vector<int64_t>{0, 1}));
@@ -89,8 +90,10 @@ TEST(KafkaAdmin, ListedOffsetsSurviveALeaderThatMovedAndFailWhenItNeverSettles) 
   constexpr int16_t kApiListOffsets = 2;
   MockCluster mock(1);
   SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
-  ASSERT_TRUE(producer.send("input", 0, "k", "v")) << producer.error();
-  ASSERT_TRUE(producer.send("input", 0, "k", "v")) << producer.error();
+  for (int i = 0; i < 2; ++i) {
+    const base::Status sent = producer.send("input", 0, "k", "v");
+    ASSERT_TRUE(sent.ok()) << sent.message();
+  }
   auto c = client(mock.bootstrap());
   const auto endOf = [&] {
     auto list = makePartitionList();
@@ -124,8 +127,8 @@ TEST(KafkaAdmin, GroupOffsetsAreReadThroughACoordinatorMove) {
   constexpr int16_t kApiOffsetFetch = 9;
   MockCluster mock(2);
   {
-    std::string error;
-    ASSERT_TRUE(mock.commitWithMetadata("g", 1, 42, "instance-a", error)) << error;
+    const base::Status committed = mock.commitWithMetadata("g", 1, 42, "instance-a");
+    ASSERT_TRUE(committed.ok()) << committed.message();
   }
   rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
@@ -141,13 +144,15 @@ TEST(KafkaAdmin, GroupOffsetsAreReadThroughACoordinatorMove) {
 TEST(KafkaProducerAndReader, WhatIsSentIsReadBackToTheEndWithHeaders) {
   MockCluster mock(2);
   SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
-  ASSERT_TRUE(producer.ok()) << producer.error();
+  ASSERT_TRUE(producer.status().ok()) << producer.status().message();
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(producer.enqueue("input", i % 2, "key-" + std::to_string(i),
-                                 "value-" + std::to_string(i), {{"n", std::to_string(i)}}))
-        << producer.error();
+    const base::Status queued =
+        producer.enqueue("input", i % 2, "key-" + std::to_string(i), "value-" + std::to_string(i),
+                         {{"n", std::to_string(i)}});
+    ASSERT_TRUE(queued.ok()) << queued.message();
   }
-  ASSERT_TRUE(producer.flush()) << producer.error();
+  const base::Status flushed = producer.flush();
+  ASSERT_TRUE(flushed.ok()) << flushed.message();
   auto reader = makeReader({{"bootstrap.servers", mock.bootstrap()}}, true);
   ASSERT_TRUE(reader) << reader.message();
   const auto ends = highWatermarks(reader->get(), "input", 2, 5000);
@@ -167,6 +172,49 @@ TEST(KafkaProducerAndReader, WhatIsSentIsReadBackToTheEndWithHeaders) {
   EXPECT_EQ(seen,
             (std::vector<std::string>{"0:key-0=value-0/0", "0:key-2=value-2/2", "0:key-4=value-4/4",
                                       "1:key-1=value-1/1", "1:key-3=value-3/3"}));
+}
+
+TEST(KafkaProducer, ARefusedConfigurationIsTheErrorOfEveryCall) {
+  SyncProducer producer({{"bootstrap.servers", kDeadBroker}, {"no.such.property", "1"}});
+  ASSERT_FALSE(producer.status().ok());
+  EXPECT_THAT(producer.status().message(), HasSubstr("no.such.property"));
+  EXPECT_EQ(producer.client(), nullptr);
+  EXPECT_EQ(producer.enqueue("input", 0, "k", "v"), producer.status());
+  EXPECT_EQ(producer.send("input", 0, "k", "v"), producer.status());
+  EXPECT_EQ(producer.flush(10), producer.status());
+}
+
+TEST(KafkaProducer, ARecordRefusedAtOnceIsTheEnqueuesError) {
+  SyncProducer producer(
+      {{"bootstrap.servers", kDeadBroker}, {"message.max.bytes", "1000"}, {"log_level", "2"}});
+  ASSERT_TRUE(producer.status().ok()) << producer.status().message();
+  const base::Status queued = producer.enqueue("input", 0, "k", std::string(2'000, 'v'));
+  ASSERT_FALSE(queued.ok());
+  EXPECT_THAT(queued.message(), HasSubstr("cannot produce to input: "));
+  const base::Status sent = producer.send("input", 0, "k", std::string(2'000, 'v'));
+  EXPECT_EQ(sent, queued) << "send() stops at the refusal";
+  EXPECT_TRUE(producer.flush(10).ok()) << "nothing was queued";
+}
+
+TEST(KafkaProducer, ARecordNotAcknowledgedInTimeIsTheFlushsError) {
+  SyncProducer producer({{"bootstrap.servers", kDeadBroker}, {"log_level", "2"}});
+  ASSERT_TRUE(producer.status().ok()) << producer.status().message();
+  ASSERT_TRUE(producer.enqueue("input", 0, "k", "v").ok());
+  const base::Status flushed = producer.flush(200);
+  ASSERT_FALSE(flushed.ok());
+  EXPECT_EQ(flushed.message(), "1 record(s) not acknowledged within 200 ms");
+}
+
+TEST(KafkaProducer, AFailedDeliveryIsTheFlushsError) {
+  MockCluster mock(1);
+  SyncProducer producer({{"bootstrap.servers", mock.bootstrap()}});
+  ASSERT_TRUE(producer.status().ok()) << producer.status().message();
+  constexpr int16_t kApiProduce = 0;
+  rd_kafka_mock_push_request_errors(mock.cluster(), kApiProduce, 1,
+                                    RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+  const base::Status sent = producer.send("input", 0, "k", "v", {}, 10'000);
+  ASSERT_FALSE(sent.ok());
+  EXPECT_THAT(sent.message(), HasSubstr("delivery failed: "));
 }
 
 // librdkafka's own log goes to the sink, never as "%3|...|FAIL|" lines on stderr.

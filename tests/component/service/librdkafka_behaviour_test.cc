@@ -38,8 +38,7 @@ constexpr int kFailed = 2;
 [[noreturn]] void readOffsetsThroughAProducerAcrossACoordinatorMove() {
   constexpr int16_t kApiOffsetFetch = 9;
   MockCluster mock(2);
-  std::string error;
-  if (!mock.commitWithMetadata("g", 1, 42, "instance-a", error)) std::_Exit(kFailed);
+  if (!mock.commitWithMetadata("g", 1, 42, "instance-a").ok()) std::_Exit(kFailed);
   rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 2,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR,
                                     RD_KAFKA_RESP_ERR_NOT_COORDINATOR);

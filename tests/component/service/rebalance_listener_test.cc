@@ -29,16 +29,17 @@ class RecordingConsumer final : public ConsumerAssignment {
   void assign(const std::vector<int32_t>& partitions) override {
     calls.push_back("=" + join(partitions));
   }
-  bool subscribe() override {
+  base::Status subscribe() override {
     calls.push_back("subscribe");
-    return true;
+    return {};
   }
-  bool rejoin() override {
+  base::Status rejoin() override {
     calls.push_back("rejoin");
-    return true;
+    return rejoin_error ? base::Status::failed(*rejoin_error) : base::Status();
   }
 
   bool lost = false;
+  std::optional<std::string> rejoin_error;  // rejoin() refused with this reason
   std::vector<std::string> calls;  // "+0,1" incremental assign, "-1" unassign, "=0,1" eager
 
  private:
@@ -151,7 +152,7 @@ TEST_P(RebalanceListenerTest, AfterAFenceTheMemberRejoinsAndTakesOnlyTheNewAssig
   h_.feed(0, 0);
   (void)listener_.closeAllDirty();
   consumer_.calls.clear();
-  ASSERT_TRUE(listener_.rejoin());
+  ASSERT_TRUE(listener_.rejoin().ok());
   EXPECT_EQ(consumer_.calls, std::vector<std::string>{"rejoin"});
   EXPECT_TRUE(h_.tasks.partitions().empty()) << "nothing reopened before the new assignment";
   EXPECT_FALSE(query_.joined()) << "not ready until the group answers";
@@ -165,6 +166,17 @@ TEST_P(RebalanceListenerTest, AfterAFenceTheMemberRejoinsAndTakesOnlyTheNewAssig
   listener_.onAssigned({1});
   EXPECT_EQ(h_.tasks.partitions(), std::vector<int32_t>{1});
   EXPECT_TRUE(query_.joined());
+}
+
+TEST_P(RebalanceListenerTest, ARefusedRejoinIsTheConsumersErrorAndLeavesNothingHeld) {
+  take({0, 1});
+  (void)listener_.closeAllDirty();
+  consumer_.rejoin_error = "Local: Invalid argument or configuration";
+  const base::Status rejoined = listener_.rejoin();
+  ASSERT_FALSE(rejoined.ok());
+  EXPECT_EQ(rejoined.message(), "Local: Invalid argument or configuration");
+  EXPECT_TRUE(h_.tasks.partitions().empty());
+  EXPECT_FALSE(query_.joined());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "state/card_state_codec.h"
+#include "tests/support/captured_log.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/service_fakes.h"
 #include "tests/support/sync_points.h"
@@ -172,6 +173,66 @@ TEST_F(TaskManagerTest, ARetryPendingForARevokedPartitionIsDropped) {
   EXPECT_EQ(restorer_.queued.size(), queued) << "a revoked partition was restored";
   tasks_.assign({0});
   EXPECT_EQ(restorer_.queued.size(), queued + 1);
+}
+
+TEST_F(TaskManagerTest, ASeekRefusedAtActivationRestoresThePartitionAgain) {
+  const fraud::testing::CapturedLog log;
+  tasks_.assign({0});
+  const uint64_t first = restorer_.lastTicket(0);
+  input_.fail_seeks = true;
+  restorer_.complete(0, first, state::PartitionCheckpoint{42, 5'000, 7});
+  EXPECT_TRUE(tasks_.activateRestored().empty());
+  EXPECT_FALSE(tasks_.task(0)->active());
+  EXPECT_TRUE(input_.paused[0]) << "not resumed at a position it could not seek to";
+  EXPECT_NE(restorer_.lastTicket(0), first) << "restored again";
+  EXPECT_EQ(log.count("error partition 0: cannot seek to offset 42 (Local: Erroneous state); "
+                      "restoring again"),
+            1u)
+      << log.text();
+  input_.fail_seeks = false;
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{42, 5'000, 7});
+  EXPECT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+  EXPECT_EQ(input_.seeks, (std::vector<std::pair<int32_t, int64_t>>{{0, 42}}));
+}
+
+TEST_F(TaskManagerTest, ASeekRefusedByARewindRestoresThePartition) {
+  const fraud::testing::CapturedLog log;
+  tasks_.assign({0});
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{});
+  ASSERT_EQ(tasks_.activateRestored(), std::vector<int32_t>{0});
+  feed(0, 0, txJson("a", "card-0001", "FR", 1'000));  // processed, nothing committed
+  const size_t queued = restorer_.queued.size();
+  input_.fail_seeks = true;
+  tasks_.rewindAll();
+  EXPECT_FALSE(tasks_.task(0)->active()) << "restoring: its position could not be set";
+  ASSERT_EQ(restorer_.queued.size(), queued + 1);
+  EXPECT_EQ(restorer_.queued.back().first, 0);
+  EXPECT_TRUE(input_.paused[0]);
+  EXPECT_EQ(log.count("error partition 0: cannot seek back to offset 0 (Local: Erroneous state); "
+                      "restoring it"),
+            1u)
+      << log.text();
+}
+
+TEST_F(TaskManagerTest, ASeekRefusedWhenInputResumesRestoresThePartition) {
+  const fraud::testing::CapturedLog log;
+  tasks_.assign({0, 1});
+  restorer_.complete(0, restorer_.lastTicket(0), state::PartitionCheckpoint{7, std::nullopt, 0});
+  restorer_.complete(1, restorer_.lastTicket(1), state::PartitionCheckpoint{});
+  ASSERT_EQ(tasks_.activateRestored().size(), 2u);
+  tasks_.pauseAll();
+  const size_t queued = restorer_.queued.size();
+  input_.fail_seeks = true;
+  tasks_.resumeAll();
+  EXPECT_FALSE(tasks_.task(0)->active());
+  EXPECT_FALSE(tasks_.task(1)->active());
+  ASSERT_EQ(restorer_.queued.size(), queued + 2);
+  EXPECT_TRUE(input_.paused[0]) << "not resumed at a position it could not seek to";
+  EXPECT_TRUE(input_.paused[1]);
+  EXPECT_EQ(log.count("error partition 0: cannot seek to offset 7 (Local: Erroneous state); "
+                      "restoring it"),
+            1u)
+      << log.text();
 }
 
 TEST_F(TaskManagerTest, RewindSeeksCommittedPositionsOrRestoresWhenDiskRefusedThem) {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "service/metrics.h"
+#include "tests/support/captured_log.h"
 #include "tests/support/mock_cluster.h"
 
 namespace fraud::service {
@@ -128,6 +129,27 @@ TEST_F(TransactionalOutputTest, ASendRefusedInAFailedTransactionAbortsItAndTheNe
   EXPECT_EQ(result, TransactionalOutput::Result::kCommitted)
       << "the failed transaction was never aborted";
   EXPECT_FALSE(output_.hasOpenWork());
+}
+
+TEST_F(TransactionalOutputTest, ARefusedBeginIsLoggedOnceAndItsRecordIsNotProduced) {
+  // A transactional producer whose transactions were never initialised: librdkafka refuses the
+  // begin ("Operation not valid in state Init"), neither fatal nor abortable.
+  auto conf = kafka::makeKafkaConf({{"bootstrap.servers", cluster_.bootstrap()},
+                                    {"transactional.id", "output-test-uninitialised"},
+                                    {"log_level", "2"}});
+  ASSERT_TRUE(conf) << conf.message();
+  TransactionalOutput::installDeliveryReports(conf->get());
+  auto made = kafka::makeKafkaClient(RD_KAFKA_PRODUCER, std::move(*conf));
+  ASSERT_TRUE(made) << made.message();
+  const kafka::KafkaHandle uninitialised = std::move(*made);
+  TransactionalOutput output(uninitialised.get());
+  const fraud::testing::CapturedLog log;
+  output.send(alerts_, 0, "key", "value", {});
+  EXPECT_EQ(log.count("error begin transaction: "), 1u) << log.text();
+  EXPECT_EQ(log.count("cannot produce"), 0u) << "nothing produced outside a transaction";
+  EXPECT_TRUE(output.hasOpenWork()) << "the lost record makes the next commit an abort";
+  output.startCommit({});
+  EXPECT_EQ(output.finishCommit(/*wait=*/true)->result, TransactionalOutput::Result::kAborted);
 }
 
 TEST_F(TransactionalOutputTest, AFatalPreconditionEndsTheOutputAsFatal) {

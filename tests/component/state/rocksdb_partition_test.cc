@@ -69,7 +69,7 @@ TEST_F(RocksDbPartitionTest, WritesCommittedBatchesInOrderWithTheirCheckpoint) {
   RocksDbPartition partition(*db_, *writer_, 3);
   partition.write(batch(1, {{refOf(1), "one"}, {refOf(2), "two"}}, 10));
   partition.write(batch(2, {{refOf(1), std::nullopt}, {refOf(3), "three"}}, 20));
-  ASSERT_TRUE(partition.waitWritten(2));
+  ASSERT_TRUE(partition.waitWritten(2).ok());
   EXPECT_EQ(partition.written(), 2u);
   EXPECT_EQ(scan(partition),
             (std::map<CardRef, std::string>{{refOf(2), "two"}, {refOf(3), "three"}}));
@@ -85,8 +85,8 @@ TEST_F(RocksDbPartitionTest, ReadsOnlyItsOwnPartition) {
   RocksDbPartition four(*db_, *writer_, 4);
   three.write(batch(1, {{refOf(1), "three"}}, 1));
   four.write(batch(1, {{refOf(2), "four"}}, 1));
-  ASSERT_TRUE(three.waitWritten(1));
-  ASSERT_TRUE(four.waitWritten(1));
+  ASSERT_TRUE(three.waitWritten(1).ok());
+  ASSERT_TRUE(four.waitWritten(1).ok());
   EXPECT_EQ(scan(three), (std::map<CardRef, std::string>{{refOf(1), "three"}}));
   EXPECT_EQ(four.read(refOf(1)), std::nullopt);
 }
@@ -97,10 +97,13 @@ TEST_F(RocksDbPartitionTest, AfterAFailedWriteNoLaterBatchLands) {
   {
     const auto failing = fraud::testing::failCheckpointWrites("injected: disk full");
     partition.write(batch(1, {{refOf(1), "one"}}, 1));
-    EXPECT_FALSE(partition.waitWritten(1));
+    const base::Status first = partition.waitWritten(1);
+    ASSERT_FALSE(first.ok());
+    EXPECT_EQ(first.code(), base::StatusCode::kIoError);
+    EXPECT_NE(first.message().find("disk full"), std::string::npos) << first.message();
   }
   partition.write(batch(2, {{refOf(2), "two"}}, 2));
-  EXPECT_FALSE(partition.waitWritten(2));
+  EXPECT_EQ(partition.waitWritten(2), partition.writeStatus()) << "the first failure, still";
   ASSERT_FALSE(partition.writeStatus().ok());
   EXPECT_EQ(partition.writeStatus().code(), base::StatusCode::kIoError);
   EXPECT_NE(partition.writeStatus().message().find("disk full"), std::string::npos);

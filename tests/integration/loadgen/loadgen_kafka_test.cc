@@ -99,7 +99,7 @@ class LoadgenKafkaTest : public ::testing::Test {
     std::ofstream(key_file_) << kKey << "\n";
     admin_ = std::make_unique<kafka::SyncProducer>(
         kafka::KafkaProperties{{"bootstrap.servers", brokers_}});
-    ASSERT_TRUE(admin_->ok()) << admin_->error();
+    ASSERT_TRUE(admin_->status().ok()) << admin_->status().message();
   }
   void TearDown() override {
     if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
@@ -191,9 +191,13 @@ class LoadgenKafkaTest : public ::testing::Test {
   // Queues one record to a named topic; flush() waits for every acknowledgement.
   void produceTo(const std::string& topic, int32_t partition, const std::string& key,
                  const std::string& value, const kafka::Headers& headers) {
-    ASSERT_TRUE(admin_->enqueue(topic, partition, key, value, headers)) << admin_->error();
+    const base::Status queued = admin_->enqueue(topic, partition, key, value, headers);
+    ASSERT_TRUE(queued.ok()) << queued.message();
   }
-  void flush() { ASSERT_TRUE(admin_->flush(kTimeoutMs)) << admin_->error(); }
+  void flush() {
+    const base::Status flushed = admin_->flush(kTimeoutMs);
+    ASSERT_TRUE(flushed.ok()) << flushed.message();
+  }
 
   // Produces alerts as the service does: key card_ref, header idempotency-key.
   void produceAlert(const std::string& topic, const std::string& line, int32_t partition) {
@@ -296,13 +300,15 @@ TEST_F(LoadgenKafkaTest, LibrdkafkaPartitionersAgreeWithOursOnTheBroker) {
   for (const char* partitioner : {"consistent_random", "murmur2_random"}) {
     const std::string topic = freshTopic(std::string("rdk-") + partitioner, 7);
     kafka::SyncProducer producer({{"bootstrap.servers", brokers_}, {"partitioner", partitioner}});
-    ASSERT_TRUE(producer.ok()) << producer.error();
+    ASSERT_TRUE(producer.status().ok()) << producer.status().message();
     std::mt19937_64 random(99);
     for (int i = 0; i < 3000; ++i) {
       const std::string key = "card-" + std::to_string(random());
-      ASSERT_TRUE(producer.enqueue(topic, RD_KAFKA_PARTITION_UA, key, "v")) << producer.error();
+      const base::Status queued = producer.enqueue(topic, RD_KAFKA_PARTITION_UA, key, "v");
+      ASSERT_TRUE(queued.ok()) << queued.message();
     }
-    ASSERT_TRUE(producer.flush(kTimeoutMs)) << producer.error();
+    const base::Status flushed = producer.flush(kTimeoutMs);
+    ASSERT_TRUE(flushed.ok()) << flushed.message();
     const auto ours = std::string(partitioner) == "murmur2_random" ? &detectors::partitionMurmur2
                                                                    : &detectors::partitionCrc32;
     size_t total = 0;

@@ -122,14 +122,16 @@ TEST(ApiOptions, TokenFileNeedsItsTokenLoaded) {
   EXPECT_EQ(options.validate(), std::vector<std::string>{});
 }
 
-TEST(ApiTokenProblem, SaysWhyWithoutQuotingTheToken) {
-  EXPECT_EQ(apiTokenProblem("abc-DEF_0.9~+/=="), "");
-  EXPECT_NE(apiTokenProblem(""), "");
-  EXPECT_NE(apiTokenProblem(std::string(4097, 'a')), "");
-  EXPECT_EQ(apiTokenProblem(std::string(4096, 'a')), "");
-  const std::string why = apiTokenProblem("secret value");
-  EXPECT_NE(why, "");
-  EXPECT_EQ(why.find("secret"), std::string::npos);
+TEST(CheckApiToken, SaysWhyWithoutQuotingTheToken) {
+  EXPECT_TRUE(checkApiToken("abc-DEF_0.9~+/==").ok());
+  EXPECT_EQ(checkApiToken("").message(), "must be 1..4096 bytes, got 0");
+  EXPECT_EQ(checkApiToken(std::string(4097, 'a')).message(), "must be 1..4096 bytes, got 4097");
+  EXPECT_TRUE(checkApiToken(std::string(4096, 'a')).ok());
+  const base::Status why = checkApiToken("secret value");
+  ASSERT_FALSE(why.ok());
+  EXPECT_EQ(why.code(), base::StatusCode::kInvalidArgument);
+  EXPECT_EQ(why.message(), "must use only the characters A-Z a-z 0-9 - . _ ~ + / and trailing =");
+  EXPECT_EQ(why.message().find("secret"), std::string::npos);
 }
 
 TEST(ApiOptions, AcceptsIpv6AndEphemeralPort) {
@@ -145,6 +147,11 @@ TEST(ApiOptions, PeerTemplateNeedsMemberAndNoQuery) {
   EXPECT_TRUE(mentions(options.validate(), "{member}"));
   options.peer_url_template = "https://{member}.svc:8443/?x=1";
   EXPECT_TRUE(mentions(options.validate(), "query"));
+  options.peer_url_template = "https://{member}.svc:8443/a b";
+  EXPECT_TRUE(mentions(options.validate(),
+                       "peer_url_template must be printable ASCII without spaces, got "));
+  options.peer_url_template = "ftp://{member}";
+  EXPECT_TRUE(mentions(options.validate(), "peer_url_template must start with http://"));
   options.peer_url_template = "https://{member}.fraud-detector-headless:8443";
   EXPECT_TRUE(options.validate().empty());
 }

@@ -52,13 +52,15 @@ TEST(KafkaProperties, BadLinesAreProblemsWithTheirLineNumbers) {
       "=value\n"
       "two words=x\n"
       "u=\\u00e9\n"
-      "also.good: 2\n",
+      "also.good: 2\n"
+      "caf\\u00e9=1\n",
       "/etc/kafka.properties");
   EXPECT_THAT(result.problems,
               ElementsAre(HasSubstr("/etc/kafka.properties:2: expected key=value"),
                           HasSubstr("/etc/kafka.properties:3: the key before '=' is empty"),
                           HasSubstr("/etc/kafka.properties:4: the key 'two words' has blanks"),
-                          HasSubstr("/etc/kafka.properties:5: \\u escapes are not supported")));
+                          HasSubstr("/etc/kafka.properties:5: \\u escapes are not supported"),
+                          HasSubstr("/etc/kafka.properties:7: \\u escapes are not supported")));
   EXPECT_EQ(result.properties, (KafkaProperties{{"good", "1"}, {"also.good", "2"}}));
 }
 

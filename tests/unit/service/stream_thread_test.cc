@@ -26,6 +26,7 @@
 #include "service/task_manager.h"
 #include "service/transactional_producer.h"
 #include "state/live_card_store.h"
+#include "tests/support/captured_log.h"
 #include "tests/support/fake_sinks.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/memory_card_source.h"
@@ -341,6 +342,24 @@ TEST_F(StreamThreadTest, ShutdownCommitsLeavesAndDrainsWithinItsDeadline) {
   EXPECT_FALSE(query_.joined());
   EXPECT_EQ(sink_.drained, 1);
   EXPECT_EQ(sink_.drain_timeout_ms, 15'000) << "what is left of the deadline";
+}
+
+TEST_F(StreamThreadTest, ARefusedSubscriptionIsLoggedOnceAndEndsTheRunWithStatusOne) {
+  const fraud::testing::CapturedLog log;
+  assignOnJoin({0});
+  append(0, 1);
+  consumer_.subscribe_error = "Local: Invalid argument or configuration";
+
+  EXPECT_EQ(run(), 1);
+
+  EXPECT_EQ(consumer_.subscribes, 1);
+  EXPECT_EQ(consumer_.polls, 0) << "nothing consumed without a subscription";
+  EXPECT_EQ(tasks_.taskCount(), 0u);
+  EXPECT_EQ(log.count("cannot subscribe to"), 1u) << log.text();
+  EXPECT_EQ(log.count("error cannot subscribe to transactions: Local: Invalid argument or "
+                      "configuration"),
+            1u)
+      << log.text();
 }
 
 TEST_F(StreamThreadTest, AStopPastItsDeadlineReturnsOne) {
