@@ -39,12 +39,35 @@ KafkaFencingCluster::KafkaFencingCluster(rd_kafka_t* admin,
 
 base::Result<std::map<int32_t, std::string>> KafkaFencingCluster::committers(
     const std::vector<int32_t>& partitions) {
-  return kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_);
+  return kafka::committedOffsetMetadata(admin_, group_id_, input_topic_, partitions, timeout_ms_,
+                                        stop_.get_token());
 }
 
 base::Result<std::vector<kafka::GroupMember>> KafkaFencingCluster::members() {
-  return kafka::groupMembers(admin_, group_id_, timeout_ms_);
+  return kafka::groupMembers(admin_, group_id_, timeout_ms_, stop_.get_token());
 }
+
+namespace {
+
+// init_transactions within `wait_ms`, asked again (librdkafka resumes a call that timed out)
+// every kInitStepMs, so that `stop` ends the wait soon.
+kafka::KafkaError initTransactions(rd_kafka_t* producer, int wait_ms, const std::stop_token& stop) {
+  constexpr int64_t kInitStepMs = 250;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    kafka::KafkaError e(rd_kafka_init_transactions(
+        producer, static_cast<int>(std::clamp<int64_t>(left, 1, kInitStepMs))));
+    if (!e || rd_kafka_error_code(e.get()) != RD_KAFKA_RESP_ERR__TIMED_OUT ||
+        stop.stop_requested() || std::chrono::steady_clock::now() >= deadline) {
+      return e;
+    }
+  }
+}
+
+}  // namespace
 
 base::Status KafkaFencingCluster::fence(const std::string& transactional_id) {
   const auto started = std::chrono::steady_clock::now();
@@ -65,9 +88,11 @@ base::Status KafkaFencingCluster::fence(const std::string& transactional_id) {
                      : base::Result<kafka::KafkaHandle>(conf.status());
     if (!made) return made.status();
     const kafka::KafkaHandle producer = std::move(*made);
-    const kafka::KafkaError e(rd_kafka_init_transactions(
+    const kafka::KafkaError e = initTransactions(
         producer.get(),
-        last ? static_cast<int>(std::max<int64_t>(left, 1)) : patience_.first_wait_ms));
+        last ? static_cast<int>(std::max<int64_t>(left, 1)) : patience_.first_wait_ms,
+        stop_.get_token());
+    if (stop_.stop_requested()) return base::Status::unavailable("fencing: stopping");
     if (!e) {
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::steady_clock::now() - started)
@@ -100,6 +125,7 @@ TransactionFencer::~TransactionFencer() {
     base::MutexLock lock(mu_);
     stopping_ = true;
   }
+  cluster_->cancel();
   wake_.notify_all();
   thread_.join();
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,9 @@ class FencingCluster {
   [[nodiscard]] virtual base::Result<std::vector<kafka::GroupMember>> members() = 0;
   // init_transactions under `transactional_id`: ok when the coordinator confirmed it.
   [[nodiscard]] virtual base::Status fence(const std::string& transactional_id) = 0;
+  // Any thread: the call in progress and every later one end soon (within about
+  // kafka::kStopPollMs), with an error. The fencer is being destroyed.
+  virtual void cancel() {}
 };
 
 // FencingCluster over a client with the group's id (kafka::makeGroupAdminClient: reading the
@@ -70,6 +74,7 @@ class KafkaFencingCluster final : public FencingCluster {
       const std::vector<int32_t>& partitions) override;
   [[nodiscard]] base::Result<std::vector<kafka::GroupMember>> members() override;
   [[nodiscard]] base::Status fence(const std::string& transactional_id) override;
+  void cancel() override { stop_.request_stop(); }
 
  private:
   rd_kafka_t* admin_;
@@ -78,6 +83,7 @@ class KafkaFencingCluster final : public FencingCluster {
   std::string input_topic_;
   int timeout_ms_;
   FencePatience patience_;
+  std::stop_source stop_;
 };
 
 // Aborts at once the transaction that a departed owner of newly assigned partitions left open
@@ -101,8 +107,9 @@ class KafkaFencingCluster final : public FencingCluster {
 // with nothing reopened (StreamThread), taking only what the new assignment gives it.
 //
 // Thread-safety: fenceOwnersOf() from any thread (it returns at once; the work runs on the
-// fencer's own thread); the destructor stops that thread (after the fence round in progress, if
-// any: the process's stop deadline bounds that wait, run.cc).
+// fencer's own thread); the destructor stops that thread, cancelling the cluster call in
+// progress (FencingCluster::cancel()): a round can wait up to its timeout (30 s) on a coordinator
+// that moved, and the process's stop must not wait for it.
 class TransactionFencer {
  public:
   struct Options {

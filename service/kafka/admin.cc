@@ -32,11 +32,42 @@ bool isLeaderMoved(rd_kafka_resp_err_t err) {
 
 using Metadata = std::unique_ptr<const rd_kafka_metadata_t, decltype(&rd_kafka_metadata_destroy)>;
 
-// Waits for one admin result event; nothing when none came in time.
-KafkaEvent awaitResult(rd_kafka_queue_t* queue, int timeout_ms) {
-  // The operation timeout runs on the broker; give the request itself a margin on top.
-  return KafkaEvent(rd_kafka_queue_poll(queue, timeout_ms + 5000));
+// Waits up to `wait_ms` for one event, looking at `stop` every kStopPollMs: nothing when none
+// came in time or once stop is requested. A request left behind is librdkafka's to drop when its
+// queue goes.
+KafkaEvent pollQueue(rd_kafka_queue_t* queue, int wait_ms, const std::stop_token& stop) {
+  if (!stop.stop_possible()) return KafkaEvent(rd_kafka_queue_poll(queue, wait_ms));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (!stop.stop_requested()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) break;
+    const int slice = static_cast<int>(std::min<int64_t>(left, kStopPollMs));
+    if (KafkaEvent event(rd_kafka_queue_poll(queue, slice)); event) return event;
+  }
+  return KafkaEvent(nullptr);
 }
+
+// Waits for one admin result event; nothing when none came in time (or `stop` was requested).
+KafkaEvent awaitResult(rd_kafka_queue_t* queue, int timeout_ms, const std::stop_token& stop = {}) {
+  // The operation timeout runs on the broker; give the request itself a margin on top.
+  return pollQueue(queue, timeout_ms + 5000, stop);
+}
+
+// Sleeps `wait`, in steps of at most kStopPollMs; false, at once, when `stop` is requested.
+bool sleepUnlessStopped(std::chrono::milliseconds wait, const std::stop_token& stop) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (!stop.stop_requested()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return true;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        left, std::chrono::milliseconds(kStopPollMs)));
+  }
+  return false;
+}
+
+Status stopped(const std::string& what) { return Status::unavailable(what + ": stopping"); }
 
 }  // namespace
 
@@ -289,11 +320,13 @@ namespace {
 // Describes `group` and visits each of its members; an error when the request fails or times
 // out.
 Status forEachGroupMember(rd_kafka_t* client, const std::string& group, int timeout_ms,
-                          const std::function<void(const rd_kafka_MemberDescription_t*)>& visit) {
+                          const std::function<void(const rd_kafka_MemberDescription_t*)>& visit,
+                          const std::stop_token& stop = {}) {
   const char* groups_asked[] = {group.c_str()};
   KafkaQueue queue(rd_kafka_queue_new(client));
   rd_kafka_DescribeConsumerGroups(client, groups_asked, 1, nullptr, queue.get());
-  const auto event = KafkaEvent(rd_kafka_queue_poll(queue.get(), timeout_ms));
+  const auto event = pollQueue(queue.get(), timeout_ms, stop);
+  if (stop.stop_requested()) return stopped("describing group " + group);
   if (!event) {
     return Status::failed("describing group " + group + " timed out");
   }
@@ -336,13 +369,16 @@ Result<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
 }
 
 Result<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
-                                              int timeout_ms) {
+                                              int timeout_ms, std::stop_token stop) {
   std::vector<GroupMember> result;
-  auto described = forEachGroupMember(client, group, timeout_ms, [&](const auto* member) {
-    const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
-    result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
-                                 instance != nullptr ? instance : ""});
-  });
+  auto described = forEachGroupMember(
+      client, group, timeout_ms,
+      [&](const auto* member) {
+        const char* instance = rd_kafka_MemberDescription_group_instance_id(member);
+        result.push_back(GroupMember{rd_kafka_MemberDescription_client_id(member),
+                                     instance != nullptr ? instance : ""});
+      },
+      stop);
   if (!described.ok()) return described;
   return result;
 }
@@ -365,7 +401,8 @@ struct OffsetMetadataRound {
 };
 OffsetMetadataRound listOffsetMetadataOnce(rd_kafka_t* client, const std::string& group,
                                            const std::string& topic,
-                                           const std::vector<int32_t>& partitions, int timeout_ms) {
+                                           const std::vector<int32_t>& partitions, int timeout_ms,
+                                           const std::stop_token& stop) {
   auto asked = makePartitionList(static_cast<int>(partitions.size()));
   for (const int32_t p : partitions) {
     rd_kafka_topic_partition_list_add(asked.get(), topic.c_str(), p);
@@ -388,7 +425,8 @@ OffsetMetadataRound listOffsetMetadataOnce(rd_kafka_t* client, const std::string
   KafkaQueue queue(rd_kafka_queue_new(client));
   rd_kafka_ListConsumerGroupOffsets(client, &request, 1, options.get(), queue.get());
   rd_kafka_ListConsumerGroupOffsets_destroy(request);
-  const auto event = awaitResult(queue.get(), timeout_ms);
+  const auto event = awaitResult(queue.get(), timeout_ms, stop);
+  if (stop.stop_requested()) return {stopped("listing the committed offsets of group " + group)};
   if (!event) {
     return {Status::failed("listing the committed offsets of group " + group + " timed out")};
   }
@@ -425,7 +463,7 @@ OffsetMetadataRound listOffsetMetadataOnce(rd_kafka_t* client, const std::string
 
 Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms) {
+    const std::vector<int32_t>& partitions, int timeout_ms, std::stop_token stop) {
   // The group's coordinator moves when its broker fails: ask again, within the same deadline.
   constexpr auto kRetryBackoff = std::chrono::milliseconds(200);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -433,7 +471,7 @@ Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     auto round = listOffsetMetadataOnce(client, group, topic, partitions,
-                                        static_cast<int>(std::max<int64_t>(1, left.count())));
+                                        static_cast<int>(std::max<int64_t>(1, left.count())), stop);
     const auto code = round.code;
     const bool coordinator_moved = code == RD_KAFKA_RESP_ERR_NOT_COORDINATOR ||
                                    code == RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE ||
@@ -442,7 +480,9 @@ Result<std::map<int32_t, std::string>> committedOffsetMetadata(
         std::chrono::steady_clock::now() + kRetryBackoff >= deadline) {
       return std::move(round.metadata);
     }
-    std::this_thread::sleep_for(kRetryBackoff);
+    if (!sleepUnlessStopped(kRetryBackoff, stop)) {
+      return stopped("listing the committed offsets of group " + group);
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -90,16 +91,21 @@ struct GroupMember {
   std::string group_instance_id;  // empty without static membership
 };
 // The group's current members; an error when the request fails or times out.
+// `stop`, when requested (from any thread), ends the wait within kStopPollMs with an error.
 [[nodiscard]] Result<std::vector<GroupMember>> groupMembers(rd_kafka_t* client,
                                                             const std::string& group,
-                                                            int timeout_ms);
+                                                            int timeout_ms,
+                                                            std::stop_token stop = {});
 
 // The metadata string of each partition's committed offset (only partitions that have one),
 // without waiting for offsets pending in open transactions (require_stable off). `client` must
 // come from makeGroupAdminClient(): on any other client a coordinator move ends the process.
+// A coordinator that moved (NOT_COORDINATOR, loading) is asked again within `timeout_ms`.
+// `stop`, when requested (from any thread), ends the waits within kStopPollMs with an error.
+inline constexpr int kStopPollMs = 100;
 [[nodiscard]] Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms);
+    const std::vector<int32_t>& partitions, int timeout_ms, std::stop_token stop = {});
 
 // A client for committedOffsetMetadata(): a consumer whose group.id is `group` and which never
 // subscribes, joins or commits. librdkafka answers NOT_COORDINATOR to the OffsetFetch that

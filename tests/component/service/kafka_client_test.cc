@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <map>
 #include <mutex>
+#include <stop_token>
 #include <vector>
 
 #include "service/kafka/admin.h"
@@ -117,6 +119,31 @@ TEST(KafkaAdmin, ListedOffsetsSurviveALeaderThatMovedAndFailWhenItNeverSettles) 
   const auto [listed, end] = endOf();
   ASSERT_TRUE(listed.ok()) << listed.message();
   EXPECT_EQ(end, 2);
+}
+
+// The coordinator keeps moving: the listing would ask again for all of its 30 s. A stop ends it
+// within a poll step, with an error that says so.
+TEST(KafkaAdmin, AStopEndsTheListingOfCommittedOffsetsAtOnce) {
+  constexpr int16_t kApiOffsetFetch = 9;
+  MockCluster mock(2);
+  for (int i = 0; i < 2'000; ++i) {
+    rd_kafka_mock_push_request_errors(mock.cluster(), kApiOffsetFetch, 1,
+                                      RD_KAFKA_RESP_ERR_NOT_COORDINATOR);
+  }
+  auto client = makeGroupAdminClient({{"bootstrap.servers", mock.bootstrap()}}, "g");
+  ASSERT_TRUE(client) << client.message();
+  std::stop_source stop;
+  auto listing = std::async(std::launch::async, [&] {
+    return committedOffsetMetadata(client->get(), "g", "input", {0, 1}, 30'000, stop.get_token());
+  });
+  EXPECT_EQ(listing.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout)
+      << "the listing did not retry: the test proves nothing";
+  stop.request_stop();
+  ASSERT_EQ(listing.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the stop did not end the listing";
+  const auto listed = listing.get();
+  EXPECT_FALSE(listed);
+  EXPECT_THAT(listed.message(), HasSubstr("stopping"));
 }
 
 // A broker failover moves the group coordinator: the first OffsetFetch answers NOT_COORDINATOR.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 
@@ -117,6 +118,46 @@ TEST(TransactionFencer, NeverFencesItselfNorALiveMember) {
   f.fencer.waitIdle();
   EXPECT_TRUE(f.cluster->fenced().empty());
   EXPECT_TRUE(f.observed().empty());
+}
+
+// A round waits on the cluster (a coordinator that moved: up to 30 s). Destroying the fencer,
+// as the process's stop does, cancels the call in progress instead of waiting it out.
+class StuckCluster final : public FencingCluster {
+ public:
+  base::Result<std::map<int32_t, std::string>> committers(const std::vector<int32_t>&) override {
+    std::unique_lock lock(mu_);
+    asked_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return cancelled_; });
+    return base::Status::unavailable("stopping");
+  }
+  base::Result<Members> members() override { return Members{}; }
+  base::Status fence(const std::string&) override { return {}; }
+  void cancel() override {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    changed_.notify_all();
+  }
+  void waitAsked() {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [this] { return asked_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool asked_ = false;
+  bool cancelled_ = false;
+};
+
+TEST(TransactionFencer, DestroyedMidRoundCancelsTheCallInProgress) {
+  auto stuck = std::make_unique<StuckCluster>();
+  StuckCluster* cluster = stuck.get();
+  auto fencer = std::make_unique<TransactionFencer>(
+      TransactionFencer::Options{"group", "input", "a"}, std::move(stuck), nullptr, nullptr);
+  fencer->fenceOwnersOf({0});
+  cluster->waitAsked();
+  fencer.reset();  // without the cancel, this waits for ever
 }
 
 }  // namespace
