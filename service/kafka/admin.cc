@@ -46,7 +46,7 @@ KafkaEvent pollQueue(rd_kafka_queue_t* queue, int wait_ms, const std::stop_token
     const int slice = static_cast<int>(std::min<int64_t>(left, kStopPollMs));
     if (KafkaEvent event(rd_kafka_queue_poll(queue, slice)); event) return event;
   }
-  return KafkaEvent(nullptr);
+  return {};
 }
 
 // Waits for one admin result event; nothing when none came in time (or `stop` was requested).
@@ -369,7 +369,7 @@ Result<std::map<int32_t, std::string>> groupPartitionOwners(rd_kafka_t* client,
 }
 
 Result<std::vector<GroupMember>> groupMembers(rd_kafka_t* client, const std::string& group,
-                                              int timeout_ms, std::stop_token stop) {
+                                              int timeout_ms, const std::stop_token& stop) {
   std::vector<GroupMember> result;
   auto described = forEachGroupMember(
       client, group, timeout_ms,
@@ -463,7 +463,7 @@ OffsetMetadataRound listOffsetMetadataOnce(rd_kafka_t* client, const std::string
 
 Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms, std::stop_token stop) {
+    const std::vector<int32_t>& partitions, int timeout_ms, const std::stop_token& stop) {
   // The group's coordinator moves when its broker fails: ask again, within the same deadline.
   constexpr auto kRetryBackoff = std::chrono::milliseconds(200);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

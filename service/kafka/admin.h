@@ -95,7 +95,7 @@ struct GroupMember {
 [[nodiscard]] Result<std::vector<GroupMember>> groupMembers(rd_kafka_t* client,
                                                             const std::string& group,
                                                             int timeout_ms,
-                                                            std::stop_token stop = {});
+                                                            const std::stop_token& stop = {});
 
 // The metadata string of each partition's committed offset (only partitions that have one),
 // without waiting for offsets pending in open transactions (require_stable off). `client` must
@@ -105,7 +105,7 @@ struct GroupMember {
 inline constexpr int kStopPollMs = 100;
 [[nodiscard]] Result<std::map<int32_t, std::string>> committedOffsetMetadata(
     rd_kafka_t* client, const std::string& group, const std::string& topic,
-    const std::vector<int32_t>& partitions, int timeout_ms, std::stop_token stop = {});
+    const std::vector<int32_t>& partitions, int timeout_ms, const std::stop_token& stop = {});
 
 // A client for committedOffsetMetadata(): a consumer whose group.id is `group` and which never
 // subscribes, joins or commits. librdkafka answers NOT_COORDINATOR to the OffsetFetch that
