@@ -283,16 +283,11 @@ Status listOffsets(rd_kafka_t* client, rd_kafka_topic_partition_list_t* partitio
       partitions->elems[i].offset = asked[static_cast<size_t>(i)];
       partitions->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
-    // The answer to a request naming the topic updates the client's metadata cache, where the
-    // next ListOffsets looks its leaders up.
-    for (const std::string& name : topics) {
-      const TopicHandle topic(rd_kafka_topic_new(client, name.c_str(), nullptr));
-      const rd_kafka_metadata_t* raw = nullptr;
-      if (rd_kafka_metadata(client, 0, topic.get(), &raw, timeout_ms) ==
-          RD_KAFKA_RESP_ERR_NO_ERROR) {
-        rd_kafka_metadata_destroy(raw);
-      }
-    }
+    // describeTopic()'s request names the topic, and its answer updates the client's metadata
+    // cache, where the next ListOffsets looks its leaders up. A lookup that fails is left to
+    // that ListOffsets to report.
+    for (const std::string& name : topics)
+      static_cast<void>(describeTopic(client, name, timeout_ms));
   }
 }
 
